@@ -1,0 +1,40 @@
+package dev.sluice.config;
+
+/**
+ * A configuration value Sluice cannot use. The message always names the key, the value and what
+ * is accepted, so a typo fails start-up with a message that says how to fix it.
+ */
+public class ConfigException extends IllegalArgumentException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final String key;
+    private final String value;
+
+    public ConfigException(String key, String value, String accepted) {
+        super(message(key, value, accepted));
+        this.key = key;
+        this.value = value;
+    }
+
+    public ConfigException(String key, String value, String accepted, Throwable cause) {
+        super(message(key, value, accepted), cause);
+        this.key = key;
+        this.value = value;
+    }
+
+    private static String message(String key, String value, String accepted) {
+        String shown = value == null ? "(missing)" : "'" + value + "'";
+        return "Invalid Sluice configuration: " + key + "=" + shown + ": " + accepted;
+    }
+
+    /** The offending key, e.g. {@code rule.api.limit}. */
+    public String key() {
+        return key;
+    }
+
+    /** The offending value, or {@code null} when the key is missing. */
+    public String value() {
+        return value;
+    }
+}

@@ -1,0 +1,93 @@
+package dev.sluice.limiter;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The outcome of all rules that applied to one request. A request is admitted only if every
+ * rule admits it; a request denied by one rule takes nothing from the others.
+ */
+public final class Decision {
+
+    private static final Decision NONE = new Decision(List.of());
+
+    private final List<RuleDecision> rules;
+    private final boolean allowed;
+
+    private Decision(List<RuleDecision> rules) {
+        this.rules = rules;
+        boolean all = true;
+        for (RuleDecision r : rules) {
+            all &= r.allowed();
+        }
+        this.allowed = all;
+    }
+
+    public static Decision of(List<RuleDecision> rules) {
+        return rules.isEmpty() ? NONE : new Decision(Collections.unmodifiableList(new ArrayList<>(rules)));
+    }
+
+    /** No rule applied. */
+    public static Decision none() {
+        return NONE;
+    }
+
+    public boolean allowed() {
+        return allowed;
+    }
+
+    /** One entry per rule that applied, in the order the rules were asked. */
+    public List<RuleDecision> rules() {
+        return rules;
+    }
+
+    /** The rules that denied the request (empty when allowed). */
+    public List<RuleDecision> violated() {
+        List<RuleDecision> out = new ArrayList<>();
+        for (RuleDecision r : rules) {
+            if (!r.allowed()) out.add(r);
+        }
+        return out;
+    }
+
+    /** True when some rule could not be decided because Redis was away and the rule fails closed. */
+    public boolean unavailable() {
+        for (RuleDecision r : rules) {
+            if (r.source() == RuleDecision.Source.UNAVAILABLE) return true;
+        }
+        return false;
+    }
+
+    /** The rule closest to its limit (a denying rule first): the one whose figures the legacy headers show. */
+    public RuleDecision closest() {
+        RuleDecision best = null;
+        for (RuleDecision r : rules) {
+            if (best == null || r.headroom() < best.headroom()) best = r;
+        }
+        return best;
+    }
+
+    /** When denied: milliseconds until every violated rule would admit the request; else 0. */
+    public long retryAfterMs() {
+        long max = 0;
+        for (RuleDecision r : rules) {
+            if (!r.allowed()) max = Math.max(max, r.retryAfterMs());
+        }
+        return max;
+    }
+
+    /** When allowed: how long the request must be held for its leaky-bucket slot; else 0. */
+    public long delayMs() {
+        long max = 0;
+        for (RuleDecision r : rules) {
+            if (r.allowed()) max = Math.max(max, r.delayMs());
+        }
+        return allowed ? max : 0;
+    }
+
+    @Override
+    public String toString() {
+        return "Decision{allowed=" + allowed + ", rules=" + rules + '}';
+    }
+}

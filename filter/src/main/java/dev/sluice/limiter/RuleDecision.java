@@ -1,0 +1,43 @@
+package dev.sluice.limiter;
+
+/**
+ * The outcome of one rule for one request.
+ *
+ * @param rule         the rule
+ * @param allowed      whether this rule admits the request
+ * @param remaining    tokens left after this request (never negative)
+ * @param retryAfterMs when denied: milliseconds until a request of the same cost would be admitted; 0 when allowed
+ * @param resetMs      milliseconds until the rule's quota is fully restored (the window's end, a full bucket)
+ * @param delayMs      leaky-bucket only: how long an admitted request must wait for its drain slot; else 0
+ * @param source       who decided
+ */
+public record RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs,
+                           long delayMs, Source source) {
+
+    /** Who made a decision. */
+    public enum Source {
+        /** The shared Redis: a global decision. */
+        REDIS,
+        /** The in-process engine: {@code backend=local}, or the backstop of an {@code open} rule while Redis is away. */
+        LOCAL,
+        /** Redis was away and the rule is {@code closed}: refused without counting. */
+        UNAVAILABLE
+    }
+
+    public RuleDecision {
+        if (remaining < 0) remaining = 0;
+        if (retryAfterMs < 0) retryAfterMs = 0;
+        if (resetMs < 0) resetMs = 0;
+        if (delayMs < 0) delayMs = 0;
+    }
+
+    public RuleDecision withSource(Source newSource) {
+        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, delayMs, newSource);
+    }
+
+    /** How close this rule is to its limit: the smaller, the closer. Used to pick the headers' rule. */
+    double headroom() {
+        long quota = Math.max(1, rule.burst());
+        return allowed ? (double) remaining / quota : -1.0 - retryAfterMs;
+    }
+}

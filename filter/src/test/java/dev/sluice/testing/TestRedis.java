@@ -1,0 +1,93 @@
+package dev.sluice.testing;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The Redis that tests share, chosen once per JVM, in this order:
+ * <ol>
+ *   <li>{@code REDIS_URL} (environment) or {@code -Dredis.url}, if set;</li>
+ *   <li>a Testcontainers {@code redis:7} container, if Docker answers;</li>
+ *   <li>a {@code redis-server} from PATH on a free port.</li>
+ * </ol>
+ * If none is available the first test that asks fails with a message saying how to provide one:
+ * tests never skip silently for want of Redis.
+ *
+ * <p>The chosen server may be a shared one, so tests never flush it: each test writes under its
+ * own {@link #uniquePrefix(String) key prefix}.
+ */
+public final class TestRedis {
+
+    private static final AtomicLong PREFIXES = new AtomicLong();
+    private static volatile String url;
+    private static volatile String how;
+
+    private TestRedis() {
+    }
+
+    /** The URL of the shared test Redis, starting it on first use. */
+    public static synchronized String url() {
+        if (url != null) return url;
+        String fromEnv = System.getenv("REDIS_URL");
+        if (fromEnv == null || fromEnv.isBlank()) fromEnv = System.getProperty("redis.url");
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            how = "REDIS_URL";
+            return url = fromEnv.trim();
+        }
+        String fromContainer = Containers.tryStart();
+        if (fromContainer != null) {
+            how = "Testcontainers";
+            return url = fromContainer;
+        }
+        if (RedisProcess.binary() != null) {
+            RedisProcess p = RedisProcess.start();
+            how = "redis-server on port " + p.port() + " (pid " + p.pid() + ")";
+            return url = p.url();
+        }
+        throw new IllegalStateException("No Redis for the tests: set REDIS_URL (e.g. redis://127.0.0.1:6379), "
+                + "start a Docker engine for Testcontainers, or put redis-server on PATH");
+    }
+
+    /** How the test Redis was found, for test logs. */
+    public static String how() {
+        url();
+        return how;
+    }
+
+    public static String host() {
+        return java.net.URI.create(url()).getHost();
+    }
+
+    public static int port() {
+        int p = java.net.URI.create(url()).getPort();
+        return p < 0 ? 6379 : p;
+    }
+
+    /** A key prefix no other test in this JVM (or earlier run) uses, e.g. {@code t:fleet:17:1a2b:}. */
+    public static String uniquePrefix(String name) {
+        return "t:" + name + ":" + Long.toString(System.nanoTime() & 0xffffff, 36) + PREFIXES.incrementAndGet() + ":";
+    }
+
+    /** Testcontainers is loaded reflectively only when wanted, so its absence or Docker's never breaks the fallback. */
+    private static final class Containers {
+        static String tryStart() {
+            if ("false".equalsIgnoreCase(System.getProperty("sluice.testcontainers"))) return null;
+            try {
+                Class<?> factory = Class.forName("org.testcontainers.DockerClientFactory");
+                Object instance = factory.getMethod("instance").invoke(null);
+                boolean docker = (boolean) factory.getMethod("isDockerAvailable").invoke(instance);
+                if (!docker) return null;
+                Class<?> gc = Class.forName("org.testcontainers.containers.GenericContainer");
+                Object c = gc.getConstructor(String.class).newInstance("redis:7-alpine");
+                gc.getMethod("withExposedPorts", Integer[].class).invoke(c, (Object) new Integer[]{6379});
+                gc.getMethod("start").invoke(c);
+                String host = (String) gc.getMethod("getHost").invoke(c);
+                Integer port = (Integer) gc.getMethod("getMappedPort", int.class).invoke(c, 6379);
+                return "redis://" + host + ":" + port;
+            } catch (ClassNotFoundException e) {
+                return null;
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+                return null;
+            }
+        }
+    }
+}
