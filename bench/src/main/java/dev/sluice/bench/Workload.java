@@ -1,0 +1,46 @@
+package dev.sluice.bench;
+
+import java.time.Duration;
+
+/**
+ * What the clients do. Every contender gets the same keys and an equivalent limit.
+ * <ul>
+ *   <li>{@code HOT}: every request on one key that always has tokens left (a limit no run can
+ *       exhaust): the contended allow path;</li>
+ *   <li>{@code EXHAUSTED}: every request on one key that has nothing left for an hour: the deny path
+ *       (where Sluice's denied-client cache answers without Redis);</li>
+ *   <li>{@code KEYS_10K}: requests spread over 10,000 keys with tokens left: many clients, no contention.</li>
+ * </ul>
+ */
+public enum Workload {
+    /** A trillion tokens: not even the local engine at 10M/s drains it in a run. */
+    HOT(1, 1_000_000_000_000L, Duration.ofDays(365)),
+    EXHAUSTED(1, 1, Duration.ofHours(1)),
+    /**
+     * Refilling slower (0.3 tokens/s) than each key is used (a few per second), so the keys stay in
+     * Redis between touches, as an active client's do: a bucket that is full again expires, and a
+     * workload of expired keys would measure key creation instead.
+     */
+    KEYS_10K(10_000, 10_000_000L, Duration.ofDays(365));
+
+    /** How many distinct client keys. */
+    public final int keys;
+    /** Requests per window (bucket capacity and refill for the bucket algorithms). */
+    public final long limit;
+    public final Duration window;
+
+    Workload(int keys, long limit, Duration window) {
+        this.keys = keys;
+        this.limit = limit;
+        this.window = window;
+    }
+
+    /** The client keys, built once: the benchmark loop never formats a key. */
+    public String[] clientKeys() {
+        String[] out = new String[keys];
+        for (int i = 0; i < keys; i++) {
+            out[i] = keys == 1 ? "ip=203.0.113.7" : "ip=10.0." + (i / 256) + "." + (i % 256);
+        }
+        return out;
+    }
+}
