@@ -15,24 +15,11 @@ import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.Rule;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.StringReader;
-import java.net.URI;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -88,8 +75,6 @@ public final class ConfigLoader {
     private static final String RULES_ACCEPTED =
             "comma-separated rule names of letters, digits, '_' and '-' (at most 64 characters each), e.g. api, login";
     private static final Pattern METHOD_ONLY = Pattern.compile("[A-Z]+");
-    private static final String CONFIG_ACCEPTED = "classpath:/path/in/the/application.properties,"
-            + " file:/absolute/path.properties, or a file path";
 
     private final Placeholders placeholders;
 
@@ -134,7 +119,7 @@ public final class ConfigLoader {
         SortedMap<String, String> merged = new TreeMap<>();
         if (location != null && !location.isEmpty()) {
             String resolved = placeholders.resolve(CONFIG, location).trim();
-            SortedMap<String, String> file = trimmed(readProperties(resolved, classLoader));
+            SortedMap<String, String> file = trimmed(PropertiesFile.read(resolved, classLoader));
             if (file.containsKey(CONFIG)) {
                 throw new ConfigException(CONFIG, file.get(CONFIG), "only an init-param: the properties file "
                         + resolved + " cannot name another file");
@@ -152,7 +137,7 @@ public final class ConfigLoader {
 
         if (substituted.containsKey(CONFIG)) {
             throw new ConfigException(CONFIG, substituted.get(CONFIG), "accepted only as a filter init-param"
-                    + " (ConfigLoader.fromInitParams), where it names a properties file: " + CONFIG_ACCEPTED);
+                    + " (ConfigLoader.fromInitParams), where it names a properties file: " + PropertiesFile.ACCEPTED);
         }
         rejectUnknownKeys(values);
         List<String> ruleNames = ruleNames(values);
@@ -387,7 +372,7 @@ public final class ConfigLoader {
         return new RuleConfig(rule, key, match);
     }
 
-    // ---- reading
+    // ---- input
 
     /** Trims keys and values; a null value becomes blank. Two keys equal once trimmed are an error. */
     private static SortedMap<String, String> trimmed(Map<String, String> raw) {
@@ -407,79 +392,11 @@ public final class ConfigLoader {
         return out;
     }
 
-    private static Map<String, String> toMap(Properties properties) {
+    static Map<String, String> toMap(Properties properties) {
         Map<String, String> map = new TreeMap<>();
         for (String name : properties.stringPropertyNames()) {
             map.put(name, properties.getProperty(name));
         }
         return map;
-    }
-
-    private static Map<String, String> readProperties(String location, ClassLoader classLoader) {
-        return toMap(parseProperties(location, readBytes(location, classLoader)));
-    }
-
-    private static byte[] readBytes(String location, ClassLoader classLoader) {
-        if (location.toLowerCase(Locale.ROOT).startsWith("classpath:")) {
-            String resource = location.substring("classpath:".length()).trim();
-            while (resource.startsWith("/")) resource = resource.substring(1);
-            if (resource.isEmpty()) throw new ConfigException(CONFIG, location, CONFIG_ACCEPTED + "; the resource name is missing");
-            ClassLoader loader = classLoader != null ? classLoader : ConfigLoader.class.getClassLoader();
-            try (InputStream in = loader.getResourceAsStream(resource)) {
-                if (in == null) {
-                    throw new ConfigException(CONFIG, location, CONFIG_ACCEPTED + "; there is no resource " + resource
-                            + " on the web application's class path (WEB-INF/classes, WEB-INF/lib)");
-                }
-                return in.readAllBytes();
-            } catch (IOException e) {
-                throw new ConfigException(CONFIG, location, CONFIG_ACCEPTED + "; the resource cannot be read: " + e, e);
-            }
-        }
-        Path path = path(location);
-        try {
-            return Files.readAllBytes(path);
-        } catch (NoSuchFileException e) {
-            throw new ConfigException(CONFIG, location, CONFIG_ACCEPTED + "; there is no file " + path.toAbsolutePath(), e);
-        } catch (IOException e) {
-            throw new ConfigException(CONFIG, location, CONFIG_ACCEPTED + "; the file " + path.toAbsolutePath()
-                    + " cannot be read: " + e, e);
-        }
-    }
-
-    private static Path path(String location) {
-        try {
-            if (location.toLowerCase(Locale.ROOT).startsWith("file:")) {
-                try {
-                    return Path.of(new URI(location));
-                } catch (Exception notAFileUri) {
-                    // file:relative/path or an unencoded space: take what follows the scheme as a path
-                    return Path.of(location.substring("file:".length()));
-                }
-            }
-            return Path.of(location);
-        } catch (InvalidPathException e) {
-            throw new ConfigException(CONFIG, location, CONFIG_ACCEPTED + "; not a valid path: " + e.getMessage(), e);
-        }
-    }
-
-    /** UTF-8, falling back to ISO-8859-1 (the classic properties encoding), as {@code PropertyResourceBundle} does. */
-    private static Properties parseProperties(String location, byte[] bytes) {
-        String text;
-        try {
-            text = StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException notUtf8) {
-            text = new String(bytes, StandardCharsets.ISO_8859_1);
-        }
-        Properties properties = new Properties();
-        try {
-            properties.load(new StringReader(text));
-        } catch (IOException | IllegalArgumentException e) {
-            throw new ConfigException(CONFIG, location, "a properties file (key=value lines): " + e.getMessage(), e);
-        }
-        return properties;
     }
 }
