@@ -8,6 +8,7 @@ import dev.sluice.http.QuotaExceededProblem;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.key.CidrSet;
+import dev.sluice.key.ClientAddress;
 import dev.sluice.key.ClientIpResolver;
 import dev.sluice.key.ClientKeyResolver;
 import dev.sluice.key.KeyExpression;
@@ -71,6 +72,7 @@ public class RateLimitFilter implements Filter {
     private RateLimitHeaders headers;
     private int statusCode;
     private boolean dryRun;
+    private boolean needsClientAddress;
     private DelayedAdmission delays;
     private final AtomicLong lastDryRunLog = new AtomicLong();
     private final AtomicLong dryRunDenials = new AtomicLong();
@@ -108,18 +110,22 @@ public class RateLimitFilter implements Filter {
 
     private void start(String name, SluiceConfig config, ClassLoader loader) {
         this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + name;
-        this.clientIps = new ClientIpResolver(CidrSet.parse(config.trustedProxies()), config.clientIpHeader(),
-                config.ipv6Prefix());
+        this.clientIps = new ClientIpResolver(CidrSet.parse(config.trustedProxies()),
+                ClientIpResolver.Header.valueOf(config.clientIpHeader().name()), config.ipv6Prefix());
         this.exemptIps = CidrSet.parse(config.exemptIps());
         this.exclude = config.exclude().isEmpty() ? null : RequestMatcher.parse(config.exclude());
         List<Binding> list = new ArrayList<>();
         boolean delaying = false;
+        boolean needsAddress = !exemptIps.isEmpty();
         for (RuleConfig rc : config.rules()) {
-            ClientKeyResolver key = ClientKeyResolver.of(KeyExpression.parse(rc.key()), clientIps, loader);
+            KeyExpression expression = KeyExpression.parse(rc.key());
+            ClientKeyResolver key = new ClientKeyResolver(expression, clientIps, loader);
             list.add(new Binding(rc.rule(), RequestMatcher.parse(rc.match()), key,
                     RateLimitHeaders.policyItem(rc.rule())));
             delaying |= !rc.rule().maxDelay().isZero();
+            needsAddress |= expression.uses(KeyExpression.Kind.IP);
         }
+        this.needsClientAddress = needsAddress;
         this.bindings = Collections.unmodifiableList(list);
         this.headers = new RateLimitHeaders(config.headers());
         this.statusCode = config.statusCode();
@@ -145,7 +151,10 @@ public class RateLimitFilter implements Filter {
             chain.doFilter(request, response);
             return;
         }
-        if (!exemptIps.isEmpty() && exemptIps.contains(clientIps.clientAddress(request))) {
+        ClientAddress client = needsClientAddress
+                ? clientIps.resolve(request.getRemoteAddr(), request.getHeaders(clientIps.headerName()))
+                : null;
+        if (client != null && !exemptIps.isEmpty() && exemptIps.contains(client.address())) {
             chain.doFilter(request, response);
             return;
         }
@@ -154,7 +163,7 @@ public class RateLimitFilter implements Filter {
         List<String> policyItems = null;
         for (Binding b : bindings) {
             if (!b.matcher.matches(method, path)) continue;
-            String key = b.key.resolve(request);
+            String key = b.key.resolve(request, client);
             if (key == null) continue;
             if (acquisitions == null) {
                 acquisitions = new ArrayList<>(bindings.size());

@@ -23,7 +23,7 @@ import java.util.Base64;
  * {@value #MAX_KEY} characters and never contains braces, whitespace or control characters,
  * whatever a client sends, and it is the same on every instance (no salt).
  */
-final class BoundedKey {
+public final class BoundedKey {
 
     static final int MAX_PLAIN_VALUE = 64;
     static final int MAX_KEY = 100;
@@ -39,6 +39,16 @@ final class BoundedKey {
     }
 
     private BoundedKey() {
+    }
+
+    /**
+     * The client key for a key chosen by application code ({@code Sluice.tryAcquire}): tagged
+     * {@code k=} so it never shares a counter with a key the filter derives from a request.
+     */
+    public static String forApplicationKey(String value) {
+        StringBuilder key = new StringBuilder(value.length() + 2);
+        appendPart(key, "k", value, false);
+        return finish(key);
     }
 
     /** Appends {@code tag=value}, hashing the value when it is not plain or {@code alwaysHash}. */
