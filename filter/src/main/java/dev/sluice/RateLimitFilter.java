@@ -111,7 +111,7 @@ public class RateLimitFilter implements Filter {
     private void start(String name, SluiceConfig config, ClassLoader loader) {
         this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + name;
         this.clientIps = new ClientIpResolver(CidrSet.parse(config.trustedProxies()),
-                ClientIpResolver.Header.valueOf(config.clientIpHeader().name()), config.ipv6Prefix());
+                config.clientIpHeader(), config.ipv6Prefix());
         this.exemptIps = CidrSet.parse(config.exemptIps());
         this.exclude = config.exclude().isEmpty() ? null : RequestMatcher.parse(config.exclude());
         List<Binding> list = new ArrayList<>();

@@ -2,7 +2,7 @@ package dev.sluice.config;
 
 import dev.sluice.config.SluiceConfig.Backend;
 import dev.sluice.config.SluiceConfig.BreakerSettings;
-import dev.sluice.config.SluiceConfig.ClientIpHeader;
+import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.config.SluiceConfig.ClockSource;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
 import dev.sluice.config.SluiceConfig.HostPort;
@@ -153,8 +153,8 @@ public final class ConfigLoader {
         ClockSource clock = values.choice(CLOCK, ClockSource.REDIS,
                 options("redis", ClockSource.REDIS, "local", ClockSource.LOCAL));
         List<String> trustedProxies = cidrs(values, TRUSTED_PROXIES);
-        ClientIpHeader clientIpHeader = values.choice(CLIENT_IP_HEADER, ClientIpHeader.X_FORWARDED_FOR,
-                options("X-Forwarded-For", ClientIpHeader.X_FORWARDED_FOR, "Forwarded", ClientIpHeader.FORWARDED));
+        Header clientIpHeader = values.choice(CLIENT_IP_HEADER, Header.X_FORWARDED_FOR,
+                options("X-Forwarded-For", Header.X_FORWARDED_FOR, "Forwarded", Header.FORWARDED));
         int ipv6Prefix = (int) values.integer(IPV6_PREFIX, DEFAULT_IPV6_PREFIX, 0, 128);
         HeaderStyle headers = values.choice(HEADERS, HeaderStyle.BOTH, options("draft", HeaderStyle.DRAFT,
                 "legacy", HeaderStyle.LEGACY, "both", HeaderStyle.BOTH, "none", HeaderStyle.NONE));

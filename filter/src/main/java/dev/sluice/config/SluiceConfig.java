@@ -38,7 +38,7 @@ public record SluiceConfig(
         ClockSource clock,
         dev.sluice.limiter.FailurePolicy failurePolicy,
         List<String> trustedProxies,
-        ClientIpHeader clientIpHeader,
+        dev.sluice.key.ClientIpResolver.Header clientIpHeader,
         int ipv6Prefix,
         HeaderStyle headers,
         int statusCode,
@@ -69,8 +69,6 @@ public record SluiceConfig(
     public enum Backend { REDIS, LOCAL }
 
     public enum ClockSource { REDIS, LOCAL }
-
-    public enum ClientIpHeader { X_FORWARDED_FOR, FORWARDED }
 
     public enum HeaderStyle {
         DRAFT, LEGACY, BOTH, NONE;

@@ -2,7 +2,7 @@ package dev.sluice.config;
 
 import dev.sluice.config.SluiceConfig.Backend;
 import dev.sluice.config.SluiceConfig.BreakerSettings;
-import dev.sluice.config.SluiceConfig.ClientIpHeader;
+import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.config.SluiceConfig.ClockSource;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
 import dev.sluice.config.SluiceConfig.HostPort;
@@ -95,7 +95,7 @@ class ConfigLoaderTest {
                 ClockSource.REDIS,
                 FailurePolicy.OPEN,
                 List.of(),
-                ClientIpHeader.X_FORWARDED_FOR,
+                Header.X_FORWARDED_FOR,
                 64,
                 HeaderStyle.BOTH,
                 429,
@@ -420,12 +420,12 @@ class ConfigLoaderTest {
             assertThat(config.backend()).isEqualTo(Backend.LOCAL);
             assertThat(config.clock()).isEqualTo(ClockSource.LOCAL);
             assertThat(config.failurePolicy()).isEqualTo(FailurePolicy.CLOSED);
-            assertThat(config.clientIpHeader()).isEqualTo(ClientIpHeader.FORWARDED);
+            assertThat(config.clientIpHeader()).isEqualTo(Header.FORWARDED);
             assertThat(config.headers()).isEqualTo(HeaderStyle.DRAFT);
             assertThat(config.mode()).isEqualTo(Mode.DRY_RUN);
             assertThat(load("headers", "legacy").headers()).isEqualTo(HeaderStyle.LEGACY);
             assertThat(load("headers", "none").headers()).isEqualTo(HeaderStyle.NONE);
-            assertThat(load("client-ip-header", "X-FORWARDED-FOR").clientIpHeader()).isEqualTo(ClientIpHeader.X_FORWARDED_FOR);
+            assertThat(load("client-ip-header", "X-FORWARDED-FOR").clientIpHeader()).isEqualTo(Header.X_FORWARDED_FOR);
         }
 
         @ParameterizedTest
