@@ -8,6 +8,7 @@ import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.metrics.SluiceMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,24 +52,34 @@ public final class FailoverLimiter implements RateLimiter {
     private final String name;
     private final CircuitBreaker breaker;
     private final OutageLog outage;
+    private final SluiceMetrics metrics;
+
+    /** A failover limiter whose figures are kept but not exported; see the other constructor. */
+    public FailoverLimiter(RateLimiter redis, RateLimiter local, SluiceConfig.BreakerSettings breaker, String name) {
+        this(redis, local, breaker, name, new SluiceMetrics());
+    }
 
     /**
      * @param redis   the Redis engine; its failures are {@link LimiterUnavailableException}s
      * @param local   the local engine that backs up {@code open} rules
      * @param breaker the circuit breaker settings for this Redis target
      * @param name    names the Redis target in logs, e.g. {@code RedisSettings.describe()}; must hold no secret
+     * @param metrics where Redis failures, fallbacks, refusals and the breaker's state are counted
      */
-    public FailoverLimiter(RateLimiter redis, RateLimiter local, SluiceConfig.BreakerSettings breaker, String name) {
-        this(redis, local, breaker, name, CircuitBreaker.MONOTONIC, LOG, OutageLog.DEFAULT_QUIET_MILLIS);
+    public FailoverLimiter(RateLimiter redis, RateLimiter local, SluiceConfig.BreakerSettings breaker, String name,
+                           SluiceMetrics metrics) {
+        this(redis, local, breaker, name, metrics, CircuitBreaker.MONOTONIC, LOG, OutageLog.DEFAULT_QUIET_MILLIS);
     }
 
     FailoverLimiter(RateLimiter redis, RateLimiter local, SluiceConfig.BreakerSettings breaker, String name,
-                    Clock monotonic, Logger log, long logQuietMillis) {
+                    SluiceMetrics metrics, Clock monotonic, Logger log, long logQuietMillis) {
         this.redis = redis;
         this.local = local;
         this.name = name;
+        this.metrics = metrics;
         this.outage = new OutageLog(log, name, monotonic, logQuietMillis);
         this.breaker = new CircuitBreaker(breaker, monotonic, this::breakerChanged);
+        metrics.breakerState(CircuitBreaker.State.CLOSED.name());
     }
 
     @Override
@@ -104,6 +115,7 @@ public final class FailoverLimiter implements RateLimiter {
             failure = e;
         } finally {
             if (failure != null) {
+                metrics.recordRedisFailure(failure instanceof LimiterUnavailableException u && u.isTimeout());
                 breaker.onFailure(permit);
                 outage.failed(failure);
             }
@@ -119,9 +131,10 @@ public final class FailoverLimiter implements RateLimiter {
         for (Acquisition a : acquisitions) {
             fallback.add(new Acquisition(a.rule().asFallback(), a.clientKey(), a.cost()));
         }
-        Decision d = local.decide(fallback);
+        Decision d = asLocal(local.decide(fallback));
+        metrics.recordFallback(d);
         outage.fellBack();
-        return asLocal(d);
+        return d;
     }
 
     private Decision refuse(List<Acquisition> acquisitions) {
@@ -134,8 +147,10 @@ public final class FailoverLimiter implements RateLimiter {
                 out.add(new RuleDecision(a.rule(), true, 0, 0, 0, 0, RuleDecision.Source.UNAVAILABLE));
             }
         }
+        Decision refusal = Decision.of(out);
+        metrics.recordRefusal(refusal);
         outage.refused();
-        return Decision.of(out);
+        return refusal;
     }
 
     private static boolean anyClosed(List<Acquisition> acquisitions) {
@@ -158,6 +173,7 @@ public final class FailoverLimiter implements RateLimiter {
     }
 
     private void breakerChanged(CircuitBreaker.State from, CircuitBreaker.State to, long openForMillis) {
+        metrics.recordBreakerState(from.name(), to.name());
         if (to == CircuitBreaker.State.OPEN) {
             LOG.debug("Sluice: circuit breaker for Redis {} {} -> OPEN: no calls for {} ms", name, from, openForMillis);
         } else {

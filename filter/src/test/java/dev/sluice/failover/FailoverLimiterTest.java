@@ -10,6 +10,7 @@ import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.RuleDecision.Source;
+import dev.sluice.metrics.SluiceMetrics;
 import dev.sluice.testing.RecordingLogger;
 import org.junit.jupiter.api.Test;
 import org.slf4j.event.Level;
@@ -34,8 +35,9 @@ class FailoverLimiterTest {
     private final FakeRedis redis = new FakeRedis();
     private final FakeLocal local = new FakeLocal();
     private final RecordingLogger log = new RecordingLogger("test");
+    private final SluiceMetrics metrics = new SluiceMetrics();
     private final FailoverLimiter limiter =
-            new FailoverLimiter(redis, local, BREAKER, "redis://127.0.0.1:6390/0", now::get, log, 60_000);
+            new FailoverLimiter(redis, local, BREAKER, "redis://127.0.0.1:6390/0", metrics, now::get, log, 60_000);
 
     @Test
     void redisDecidesEverythingWhileItAnswers() {
