@@ -1,0 +1,62 @@
+package dev.sluice.metrics;
+
+/**
+ * One Sluice instance (one filter or one {@code Sluice} object), registered as
+ * {@code dev.sluice:type=RateLimiter,name=<instance>}. All counters count since start and never go
+ * down; latency figures cover a recent window (see {@link #getLatencyP99Millis()}).
+ *
+ * <p>Counted per request: a request is {@code Allowed}, {@code Denied} (429), {@code DryRunDenied}
+ * (would have been denied; let through) or {@code ClosedRuleRefusals} (503: Redis away and a rule
+ * fails closed). {@code FallbackDecisions} counts the requests the local backstop decided while
+ * Redis was away; they are also counted as allowed or denied.
+ */
+public interface RateLimiterMXBean {
+
+    /** The instance name in the ObjectName. */
+    String getInstanceName();
+
+    /** Requests every rule admitted. */
+    long getAllowed();
+
+    /** Requests denied by a rule (status-code, 429 by default) in enforce mode. */
+    long getDenied();
+
+    /** Requests a rule would have denied, let through because of {@code mode=dry-run}. */
+    long getDryRunDenied();
+
+    /** Requests decided by the local backstop because Redis could not answer (rules with failure-policy open). */
+    long getFallbackDecisions();
+
+    /** Requests refused (503) because Redis could not answer and one of their rules has failure-policy closed. */
+    long getClosedRuleRefusals();
+
+    /** Redis calls that failed other than by timing out: refused connection, reset, error reply, no pooled connection. */
+    long getRedisErrors();
+
+    /** Redis calls that took longer than {@code redis.timeout}. */
+    long getRedisTimeouts();
+
+    /** The circuit breaker: {@code CLOSED} (Redis in use), {@code OPEN} (not called) or {@code HALF_OPEN} (probing); {@code NONE} for backend=local. */
+    String getBreakerState();
+
+    /** How often the circuit breaker has opened since start. */
+    long getBreakerOpenings();
+
+    /** Decisions timed since start. */
+    long getDecisions();
+
+    /** Mean decision latency in the recent window, in milliseconds. */
+    double getLatencyMeanMillis();
+
+    /** Longest decision in the recent window, in milliseconds. */
+    double getLatencyMaxMillis();
+
+    /**
+     * 99th percentile of decision latency in the recent window, in milliseconds (at most 12.5% high).
+     * The window is the one to two minutes before the read when an agent polls at least once a minute.
+     */
+    double getLatencyP99Millis();
+
+    /** Decisions in the recent window. */
+    long getLatencyWindowCount();
+}

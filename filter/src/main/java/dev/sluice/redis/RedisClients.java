@@ -1,0 +1,135 @@
+package dev.sluice.redis;
+
+import dev.sluice.config.SluiceConfig;
+import dev.sluice.config.SluiceConfig.HostPort;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.UnifiedJedis;
+
+import javax.net.ssl.SSLParameters;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Builds the pooled Jedis client for {@link SluiceConfig.RedisSettings}: a {@link JedisPooled} for a
+ * standalone server, a {@link JedisSentineled} that follows the Sentinel's master, or a
+ * {@link JedisCluster}. Every call is bounded by {@code redis.timeout}:
+ * <ul>
+ *   <li>connect and read timeouts are both {@code redis.timeout};</li>
+ *   <li>waiting for a pooled connection is bounded by {@code redis.pool.max-wait};</li>
+ *   <li>a borrowed connection is not PINGed first ({@code testOnBorrow=false}), so a decision costs
+ *       one round trip; broken idle connections are found by the pool's background evictor instead,
+ *       and a connection that fails mid-call is discarded by Jedis;</li>
+ *   <li>on Cluster, redirections (MOVED/ASK) and retries after a node failure stop once
+ *       {@code redis.timeout} has passed in total, so a dying node costs about one timeout, not
+ *       five.</li>
+ * </ul>
+ * TLS ({@code rediss://} or {@code redis.ssl=true}) uses the JVM's default trust store
+ * ({@code javax.net.ssl.trustStore}) and verifies that the server's certificate names the host
+ * (or IP address) Sluice connects to. Credentials go to {@code AUTH user password} (Redis 6 ACL) or
+ * {@code AUTH password}; Sentinels are asked without credentials.
+ *
+ * <p>Nothing is connected here: the first call connects (standalone), while Sentinel and Cluster
+ * ask their seeds for the topology at once and throw if none answers.
+ */
+public final class RedisClients {
+
+    /** Shown in {@code CLIENT LIST}, so operators can tell Sluice's connections apart. */
+    static final String CLIENT_NAME = "sluice";
+
+    /** Cluster: attempts per call (first try plus redirections or retries), all within one timeout. */
+    static final int CLUSTER_MAX_ATTEMPTS = 3;
+
+    private RedisClients() {
+    }
+
+    /** A new client; the caller closes it (which closes its pools). */
+    public static UnifiedJedis create(SluiceConfig.RedisSettings settings) {
+        ConnectionPoolConfig pool = poolConfig(settings);
+        if (settings.cluster()) {
+            return new JedisCluster(hostsOf(settings.clusterNodes()), clientConfig(settings, false),
+                    CLUSTER_MAX_ATTEMPTS, settings.timeout(), pool);
+        }
+        if (settings.sentinel()) {
+            return new JedisSentineled(settings.sentinelMaster(), clientConfig(settings, true), pool,
+                    hostsOf(settings.sentinelNodes()), sentinelConfig(settings));
+        }
+        return new JedisPooled(new HostAndPort(settings.host(), settings.port()), clientConfig(settings, true), pool);
+    }
+
+    static ConnectionPoolConfig poolConfig(SluiceConfig.RedisSettings settings) {
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(settings.poolMaxTotal());
+        pool.setMaxIdle(settings.poolMaxIdle());
+        pool.setMinIdle(settings.poolMinIdle());
+        pool.setMaxWait(settings.poolMaxWait());
+        pool.setBlockWhenExhausted(true);
+        pool.setTestOnBorrow(false);
+        pool.setTestOnCreate(false);
+        pool.setTestOnReturn(false);
+        pool.setTestWhileIdle(true);
+        pool.setTimeBetweenEvictionRuns(Duration.ofSeconds(30));
+        // commons-pool would register an MBean per pool under a generated name; Sluice's own MXBeans
+        // are the documented ones, and nothing is left registered by a web application's class loader.
+        pool.setJmxEnabled(false);
+        return pool;
+    }
+
+    static JedisClientConfig clientConfig(SluiceConfig.RedisSettings settings, boolean withDatabase) {
+        int timeout = timeoutMillis(settings.timeout());
+        DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(timeout)
+                .socketTimeoutMillis(timeout)
+                .clientName(CLIENT_NAME)
+                .user(blankToNull(settings.user()))
+                .password(blankToNull(settings.password()));
+        if (withDatabase) {
+            b.database(settings.database());
+        }
+        if (settings.ssl()) {
+            b.ssl(true).sslParameters(verifyingHostname());
+        }
+        return b.build();
+    }
+
+    static JedisClientConfig sentinelConfig(SluiceConfig.RedisSettings settings) {
+        int timeout = timeoutMillis(settings.timeout());
+        DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(timeout)
+                .socketTimeoutMillis(timeout)
+                .clientName(CLIENT_NAME);
+        if (settings.ssl()) {
+            b.ssl(true).sslParameters(verifyingHostname());
+        }
+        return b.build();
+    }
+
+    private static SSLParameters verifyingHostname() {
+        SSLParameters p = new SSLParameters();
+        p.setEndpointIdentificationAlgorithm("HTTPS");
+        return p;
+    }
+
+    private static int timeoutMillis(Duration timeout) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    }
+
+    private static Set<HostAndPort> hostsOf(List<HostPort> nodes) {
+        Set<HostAndPort> out = new LinkedHashSet<>();
+        for (HostPort n : nodes) {
+            out.add(new HostAndPort(n.host(), n.port()));
+        }
+        return out;
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+}
