@@ -15,6 +15,7 @@ final class Contenders {
         return switch (impl) {
             case "bucket4j" -> new Bucket4jContender(workload);
             case "floor" -> new EvalshaFloor(workload);
+            case "sluice" -> new SluiceContender(workload, algorithm, deniedCache);
             default -> throw new IllegalArgumentException("unknown contender: " + impl);
         };
     }
