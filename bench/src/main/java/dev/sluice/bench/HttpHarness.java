@@ -69,7 +69,7 @@ public final class HttpHarness {
         Map<String, String> p = new LinkedHashMap<>();
         p.put("rules", "api");
         p.put("rule.api.algorithm", "token-bucket");
-        p.put("rule.api.window", "365d");
+        p.put("rule.api.window", "1000s");
         p.put("rule.api.limit", Long.toString(Workload.HOT.limit));
         p.put("headers", "both");
         switch (variant) {

@@ -36,6 +36,22 @@ final class Report {
         localTable();
         filterTable();
         costTable();
+        floodTable();
+    }
+
+    private void floodTable() {
+        if (suite.floods.isEmpty()) return;
+        w.println("### A denied flood from one client: Redis round trips with and without the denied-client cache");
+        w.println();
+        w.println("Rule: 100 requests per minute; 8 threads send the same client's requests for 3 s.");
+        w.println();
+        w.println("| algorithm | denied cache | requests | requests/s | admitted | Redis round trips | round trips per 100 requests |");
+        w.println("|---|---|---:|---:|---:|---:|---:|");
+        for (DeniedFlood.Flood f : suite.floods) {
+            w.printf(Locale.ROOT, "| %s | %s | %,d | %s | %d | %,d | %.3f |%n", f.algorithm(), f.cache() ? "on" : "off",
+                    f.requests(), compact(f.requestsPerSecond()), f.admitted(), f.roundTrips(), f.callsPer100Requests());
+        }
+        w.println();
     }
 
     private void redisTable() {

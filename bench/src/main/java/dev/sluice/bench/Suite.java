@@ -1,5 +1,7 @@
 package dev.sluice.bench;
 
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.redis.DeniedClientCache;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
@@ -68,6 +70,7 @@ public final class Suite {
     private final String redisUrl;
     final Map<Trial, Samples> samples = new LinkedHashMap<>();
     final List<CommandCount.Cost> costs = new ArrayList<>();
+    final List<DeniedFlood.Flood> floods = new ArrayList<>();
 
     private Suite(Path out, int rounds, boolean full, Set<String> parts, Set<String> impls) {
         this.out = out;
@@ -120,6 +123,9 @@ public final class Suite {
         if (parts.contains("commands")) {
             countCommands();
         }
+        if (parts.contains("flood") && impls.contains("sluice")) {
+            flood();
+        }
         Report.write(this, out.resolve("summary.md"));
         System.out.println("wrote " + out.resolve("summary.md"));
     }
@@ -144,7 +150,7 @@ public final class Suite {
             }
             if (impls.contains("sluice")) {
                 for (String algorithm : ALGORITHMS) {
-                    if (algorithm.equals("token-bucket")) continue;
+                    if (algorithm.equals("token-bucket") || !implemented(algorithm)) continue;
                     for (int threads : full ? THREADS : new int[]{8}) {
                         for (Workload w : Workload.values()) {
                             m.add(redis("sluice", w, algorithm, true, threads));
@@ -155,6 +161,7 @@ public final class Suite {
         }
         if (parts.contains("local")) {
             for (String algorithm : ALGORITHMS) {
+                if (!implemented(algorithm)) continue;
                 for (Workload w : Workload.values()) {
                     m.add(new Trial("local", LOCAL_BENCHMARK, ordered("workload", w.name(), "algorithm", algorithm), 1));
                 }
@@ -240,6 +247,30 @@ public final class Suite {
                     }
                 }
             }
+        }
+    }
+
+    /** A denied flood from one client, cache off then on, for the algorithms whose denials are cached. */
+    private void flood() throws InterruptedException {
+        for (String algorithm : ALGORITHMS) {
+            if (!DeniedClientCache.exactFor(Algorithm.fromId(algorithm)) || !implemented(algorithm)) continue;
+            for (boolean cache : new boolean[]{false, true}) {
+                DeniedFlood.Flood f = DeniedFlood.run(algorithm, cache, 8, java.time.Duration.ofSeconds(3));
+                floods.add(f);
+                System.out.printf(Locale.ROOT, "flood %-22s cache=%-5s %,d requests (%,.0f/s), %d admitted, %,d Redis round trips: %.3f per 100 requests%n",
+                        algorithm, cache, f.requests(), f.requestsPerSecond(), f.admitted(), f.roundTrips(), f.callsPer100Requests());
+            }
+        }
+    }
+
+    /** Whether the engine on the classpath implements {@code algorithm} yet (the suite runs against any stage of it). */
+    static boolean implemented(String algorithm) {
+        try {
+            dev.sluice.algorithm.RateAlgorithm.of(dev.sluice.limiter.Rule.of("probe", Algorithm.fromId(algorithm), 10,
+                    java.time.Duration.ofSeconds(1)));
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
         }
     }
 
