@@ -1,0 +1,38 @@
+--[[
+token-bucket.lua: dev.sluice.algorithm.TokenBucket.
+KEYS: the client's key. State: string "T<tokens x window>:<ms>", PX = time to a full bucket + MARGIN.
+Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit units.
+The stored time never moves backwards: a caller whose clock lags refills nothing.
+]]
+ALGORITHMS['token-bucket'] = function(key, now, limit, window, burst, max_delay, cost)
+  local cap = burst * window
+  local tokens, at = cap, now
+  local stored, stamp = read_string(key, '^T(%d+):(%d+)$')
+  if stored then
+    stored = math.min(tonumber(stored), cap)
+    stamp = tonumber(stamp)
+    at = math.max(now, stamp)
+    local elapsed = at - stamp
+    if elapsed < ceil_div(cap - stored, limit) then
+      tokens = stored + elapsed * limit
+    end
+  end
+  local skew = at - now
+  local remaining_now = floor_div(tokens, window)
+  local reset_now = 0
+  if tokens < cap then
+    reset_now = skew + ceil_div(cap - tokens, limit)
+  end
+  if cost > burst then
+    return false, remaining_now, reset_now, 0, 0, 0, window
+  end
+  local need = cost * window
+  if tokens < need then
+    return false, remaining_now, reset_now, 0, 0, 0, skew + ceil_div(need - tokens, limit)
+  end
+  local left = tokens - need
+  local reset_after = skew + ceil_div(cap - left, limit)
+  return true, remaining_now, reset_now, floor_div(left, window), reset_after, 0, 0, function()
+    redis.call('SET', key, 'T' .. int(left) .. ':' .. int(at), 'PX', int(reset_after + MARGIN))
+  end
+end
