@@ -97,9 +97,9 @@ public final class FailoverLimiter implements RateLimiter {
         return failurePolicy(acquisitions);
     }
 
-    /** Redis's decision, or null when Redis failed (the failure is reported to the breaker and the log). */
+    /** Redis's decision, or null when Redis failed (the failure is reported to the breaker, the metrics and the log). */
     private Decision callRedis(List<Acquisition> acquisitions, CircuitBreaker.Permit permit) {
-        Throwable failure = null;
+        RuntimeException failure;
         try {
             Decision d = redis.decide(acquisitions);
             breaker.onSuccess(permit);
@@ -109,17 +109,18 @@ public final class FailoverLimiter implements RateLimiter {
             return d;
         } catch (LimiterUnavailableException e) {
             failure = e;
+        } catch (IllegalArgumentException callerError) {
+            // the caller's mistake (e.g. one rule asked twice), not Redis's: no outage, and the caller must hear of
+            // it (were this the probe, the breaker replaces it after one interval)
+            throw callerError;
         } catch (RuntimeException e) {
             // not the engine's documented failure, so a bug or an unexpected reply: still never fail the
             // application's request because of its rate limiter; logged with the cause like an outage
             failure = e;
-        } finally {
-            if (failure != null) {
-                metrics.recordRedisFailure(failure instanceof LimiterUnavailableException u && u.isTimeout());
-                breaker.onFailure(permit);
-                outage.failed(failure);
-            }
         }
+        metrics.recordRedisFailure(failure instanceof LimiterUnavailableException u && u.isTimeout());
+        breaker.onFailure(permit);
+        outage.failed(failure);
         return null;
     }
 

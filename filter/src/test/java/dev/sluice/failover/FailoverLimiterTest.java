@@ -244,6 +244,17 @@ class FailoverLimiterTest {
     }
 
     @Test
+    void aCallersMistakeIsNotAnOutage() {
+        redis.failing = true;
+        redis.failure = new IllegalArgumentException("rule api is asked twice for client ip=1");
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> limiter.decide(List.of(new Acquisition(API, "ip=1"))))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(log.lines()).isEmpty();
+        assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
     void noRuleAppliedMeansNoCallAtAll() {
         assertThat(limiter.decide(List.of())).isSameAs(Decision.none());
         assertThat(redis.calls).isZero();

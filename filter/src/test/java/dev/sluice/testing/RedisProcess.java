@@ -22,12 +22,15 @@ public final class RedisProcess implements AutoCloseable {
     private final int port;
     private final List<String> extraArgs;
     private final Path dir;
+    private final Path configFile;
     private Process process;
 
-    private RedisProcess(int port, List<String> extraArgs) throws IOException {
+    private RedisProcess(int port, List<String> extraArgs, String configText) throws IOException {
         this.port = port;
         this.extraArgs = extraArgs;
         this.dir = Files.createTempDirectory("sluice-redis-" + port);
+        // Sentinel requires a config file it can rewrite; it keeps it across restarts
+        this.configFile = configText == null ? null : Files.writeString(dir.resolve("sentinel.conf"), configText);
     }
 
     /** Starts a server on a free port. {@code extraArgs} are passed to {@code redis-server}, e.g. {@code --maxmemory 1mb}. */
@@ -37,13 +40,25 @@ public final class RedisProcess implements AutoCloseable {
 
     /** Starts a server on the given port. */
     public static RedisProcess startOn(int port, String... extraArgs) {
+        return launchNew(port, null, extraArgs);
+    }
+
+    /**
+     * Starts a Redis Sentinel on a free port with {@code sentinelConfig} as its {@code sentinel.conf}
+     * (e.g. {@code sentinel monitor mymaster 127.0.0.1 6380 2}).
+     */
+    public static RedisProcess startSentinel(String sentinelConfig, String... extraArgs) {
+        return launchNew(freePort(), sentinelConfig, extraArgs);
+    }
+
+    private static RedisProcess launchNew(int port, String configText, String... extraArgs) {
         String binary = binary();
         if (binary == null) {
             throw new IllegalStateException("redis-server is not on PATH: install it (apt-get install redis-server) "
                     + "or set REDIS_URL to a Redis the tests may use");
         }
         try {
-            RedisProcess p = new RedisProcess(port, List.of(extraArgs));
+            RedisProcess p = new RedisProcess(port, List.of(extraArgs), configText);
             p.launch();
             return p;
         } catch (IOException e) {
@@ -63,7 +78,11 @@ public final class RedisProcess implements AutoCloseable {
     }
 
     private void launch() throws IOException {
-        List<String> cmd = new ArrayList<>(Arrays.asList(binary(), "--port", Integer.toString(port),
+        List<String> cmd = new ArrayList<>(List.of(binary()));
+        if (configFile != null) {
+            cmd.addAll(List.of(configFile.toString(), "--sentinel"));
+        }
+        cmd.addAll(Arrays.asList("--port", Integer.toString(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString(),
                 "--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"));
         cmd.addAll(extraArgs);
@@ -107,6 +126,11 @@ public final class RedisProcess implements AutoCloseable {
 
     public String url() {
         return "redis://127.0.0.1:" + port;
+    }
+
+    /** The directory the server runs in (its log is {@code redis.log} there). */
+    public Path dir() {
+        return dir;
     }
 
     public boolean isAlive() {

@@ -1,0 +1,68 @@
+package dev.sluice.redis;
+
+import dev.sluice.testing.Poll;
+import dev.sluice.testing.RedisClusterGroup;
+import dev.sluice.testing.RedisSentinelGroup;
+import dev.sluice.testing.TestRedisSettings;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link RedisClients} on Sentinel and Cluster topologies started by the test, without the JSON
+ * libraries Jedis would pull in (the filter's pom excludes them).
+ */
+class RedisTopologiesIT {
+
+    @Test
+    void sentinelClientRunsScriptsOnTheMasterAndFollowsAFailover() {
+        assertThatThrownBy(() -> Class.forName("com.google.gson.Gson")).isInstanceOf(ClassNotFoundException.class);
+        try (RedisSentinelGroup group = RedisSentinelGroup.start();
+             UnifiedJedis jedis = RedisClients.create(TestRedisSettings.sentinel(group.masterName(), group.sentinelNodes())
+                     .timeout(Duration.ofMillis(200)).build())) {
+            assertThat(jedis).isInstanceOf(JedisSentineled.class);
+            String sha = jedis.scriptLoad("return redis.call('INCR', KEYS[1])");
+            assertThat(jedis.evalsha(sha, List.of("{s}"), List.of())).isEqualTo(1L);
+            int oldMaster = group.masterPort();
+
+            group.failover();
+            int newMaster = group.awaitNewMaster(oldMaster, Duration.ofSeconds(20));
+
+            assertThat(newMaster).isEqualTo(group.initialReplica().port());
+            Poll.until(Duration.ofSeconds(10), "the client to write to the new master", () -> {
+                try {
+                    jedis.eval("return redis.call('INCR', KEYS[1])", List.of("{s}"), List.of());
+                    return ((JedisSentineled) jedis).getCurrentMaster().getPort() == newMaster;
+                } catch (RuntimeException switching) {
+                    return false;
+                }
+            });
+        }
+    }
+
+    @Test
+    void clusterClientRoutesEachHashTagToItsMaster() {
+        try (RedisClusterGroup cluster = RedisClusterGroup.start(3);
+             UnifiedJedis jedis = RedisClients.create(TestRedisSettings.cluster(cluster.seeds())
+                     .timeout(Duration.ofMillis(500)).build())) {
+            assertThat(jedis).isInstanceOf(JedisCluster.class);
+            for (int i = 0; i < 300; i++) {
+                String key = "t:topo:{c" + i + "}";
+                assertThat(jedis.eval("return redis.call('INCR', KEYS[1])", List.of(key), List.of())).isEqualTo(1L);
+            }
+
+            Map<Integer, Integer> perNode = cluster.keysPerNode("t:topo:*");
+
+            assertThat(perNode.values()).hasSize(3).allSatisfy(n -> assertThat(n).isGreaterThan(50));
+            assertThat(perNode.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(300);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+package dev.sluice.testing;
+
+import dev.sluice.config.SluiceConfig.HostPort;
+import redis.clients.jedis.Jedis;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Redis Cluster of {@code masters} masters (no replicas), each a {@link RedisProcess} of the
+ * test's own started with {@code --cluster-enabled yes}, joined by
+ * {@code redis-cli --cluster create ... --cluster-yes}. {@link #start} returns once every node
+ * reports {@code cluster_state:ok} with all 16384 slots assigned.
+ */
+public final class RedisClusterGroup implements AutoCloseable {
+
+    private final List<RedisProcess> nodes = new ArrayList<>();
+
+    private RedisClusterGroup() {
+    }
+
+    public static RedisClusterGroup start(int masters) {
+        RedisClusterGroup g = new RedisClusterGroup();
+        try {
+            for (int i = 0; i < masters; i++) {
+                g.nodes.add(RedisProcess.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                        "--cluster-node-timeout", "2000"));
+            }
+            g.create();
+            for (RedisProcess n : g.nodes) {
+                Poll.until(Duration.ofSeconds(20), "cluster_state:ok on " + n.port(), () -> clusterOk(n));
+            }
+            return g;
+        } catch (RuntimeException | Error e) {
+            g.close();
+            throw e;
+        }
+    }
+
+    private void create() {
+        List<String> cmd = new ArrayList<>(List.of(redisCli(), "--cluster", "create"));
+        for (RedisProcess n : nodes) cmd.add("127.0.0.1:" + n.port());
+        cmd.add("--cluster-yes");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new IllegalStateException("redis-cli --cluster create failed: " + out);
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("could not run redis-cli", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String redisCli() {
+        String server = RedisProcess.binary();
+        if (server == null) throw new IllegalStateException("redis-server is not on PATH");
+        java.io.File cli = new java.io.File(new java.io.File(server).getParentFile(), "redis-cli");
+        if (!cli.canExecute()) throw new IllegalStateException("redis-cli is not next to " + server);
+        return cli.getAbsolutePath();
+    }
+
+    private static boolean clusterOk(RedisProcess n) {
+        try (Jedis j = new Jedis("127.0.0.1", n.port(), 1000)) {
+            String info = j.clusterInfo();
+            return info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384");
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** Every node, as seeds for {@code redis.cluster.nodes}. */
+    public List<HostPort> seeds() {
+        List<HostPort> out = new ArrayList<>();
+        for (RedisProcess n : nodes) out.add(new HostPort("127.0.0.1", n.port()));
+        return out;
+    }
+
+    public List<RedisProcess> nodes() {
+        return List.copyOf(nodes);
+    }
+
+    /** How many keys under {@code pattern} each master holds, by port. */
+    public Map<Integer, Integer> keysPerNode(String pattern) {
+        Map<Integer, Integer> out = new LinkedHashMap<>();
+        for (RedisProcess n : nodes) {
+            try (Jedis j = new Jedis("127.0.0.1", n.port(), 2000)) {
+                out.put(n.port(), j.keys(pattern).size());
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        for (RedisProcess n : nodes) n.close();
+    }
+}
