@@ -17,6 +17,7 @@ import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.metrics.SluiceMetrics;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -73,6 +74,7 @@ public class RateLimitFilter implements Filter {
     private int statusCode;
     private boolean dryRun;
     private boolean needsClientAddress;
+    private SluiceMetrics metrics;
     private DelayedAdmission delays;
     private final AtomicLong lastDryRunLog = new AtomicLong();
     private final AtomicLong dryRunDenials = new AtomicLong();
@@ -101,14 +103,21 @@ public class RateLimitFilter implements Filter {
             ClassLoader loader = Thread.currentThread().getContextClassLoader();
             if (loader == null) loader = RateLimitFilter.class.getClassLoader();
             SluiceConfig config = ConfigLoader.fromInitParams(params, loader);
-            start(name, config, loader);
+            start(name, jmxName(filterConfig), config, loader);
         } catch (RuntimeException e) {
             log.error("Sluice filter '{}' failed to start: {}", name, e.getMessage());
             throw new ServletException("Sluice filter '" + name + "' failed to start: " + e.getMessage(), e);
         }
     }
 
-    private void start(String name, SluiceConfig config, ClassLoader loader) {
+    /** The JMX instance name: the filter's name, after the context path unless it is the root context. */
+    private static String jmxName(FilterConfig filterConfig) {
+        String contextPath = filterConfig.getServletContext() == null ? null : filterConfig.getServletContext().getContextPath();
+        String name = filterConfig.getFilterName();
+        return contextPath == null || contextPath.isEmpty() ? name : contextPath.substring(1) + "/" + name;
+    }
+
+    private void start(String name, String jmxName, SluiceConfig config, ClassLoader loader) {
         this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + name;
         this.clientIps = new ClientIpResolver(CidrSet.parse(config.trustedProxies()),
                 config.clientIpHeader(), config.ipv6Prefix());
@@ -132,6 +141,8 @@ public class RateLimitFilter implements Filter {
         this.dryRun = config.mode() == SluiceConfig.Mode.DRY_RUN;
         this.delays = delaying ? new DelayedAdmission(name) : null;
         this.sluice = Sluice.create(config, clock);
+        this.metrics = sluice.metrics();
+        metrics.register(jmxName, List.copyOf(sluice.rules().values()));
         log.info("Sluice filter '{}' started: rules {}, mode {}", name, config.rules().stream().map(RuleConfig::name).toList(),
                 dryRun ? "dry-run" : "enforce");
     }
@@ -177,7 +188,9 @@ public class RateLimitFilter implements Filter {
             return;
         }
 
+        long started = System.nanoTime();
         Decision decision = sluice.decide(acquisitions);
+        metrics.recordDecision(decision, System.nanoTime() - started, dryRun);
         headers.write(response, decision, policyItems);
 
         if (decision.allowed()) {

@@ -11,6 +11,7 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.local.LocalEngine;
+import dev.sluice.metrics.SluiceMetrics;
 import dev.sluice.redis.RedisClients;
 import dev.sluice.redis.RedisEngine;
 import org.slf4j.Logger;
@@ -46,8 +47,9 @@ public final class Sluice implements AutoCloseable {
     private final Map<String, Rule> rules;
     private final RateLimiter limiter;
     private final AutoCloseable redisClient;
+    private final SluiceMetrics metrics;
 
-    private Sluice(SluiceConfig config, RateLimiter limiter, AutoCloseable redisClient) {
+    private Sluice(SluiceConfig config, RateLimiter limiter, AutoCloseable redisClient, SluiceMetrics metrics) {
         this.config = config;
         Map<String, Rule> byName = new LinkedHashMap<>();
         for (RuleConfig rc : config.rules()) {
@@ -56,6 +58,7 @@ public final class Sluice implements AutoCloseable {
         this.rules = Collections.unmodifiableMap(byName);
         this.limiter = limiter;
         this.redisClient = redisClient;
+        this.metrics = metrics;
     }
 
     /** Builds a limiter from properties (keys as in the configuration reference). */
@@ -80,18 +83,19 @@ public final class Sluice implements AutoCloseable {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(clock, "clock");
         LocalEngine local = new LocalEngine(clock, config.localMaxKeys());
+        SluiceMetrics metrics = new SluiceMetrics();
         if (config.backend() == SluiceConfig.Backend.LOCAL) {
             log.info("Sluice: backend=local; limits are per instance ({} rules)", config.rules().size());
-            return new Sluice(config, local, null);
+            return new Sluice(config, local, null, metrics);
         }
         UnifiedJedis jedis = RedisClients.create(config.redis());
         try {
             RedisEngine redis = new RedisEngine(jedis, config.keyPrefix(),
                     config.clock() == SluiceConfig.ClockSource.REDIS, clock, config.redis().cluster());
-            RateLimiter limiter = new FailoverLimiter(redis, local, config.breaker(), config.redis().describe());
+            RateLimiter limiter = new FailoverLimiter(redis, local, config.breaker(), config.redis().describe(), metrics);
             log.info("Sluice: backend=redis at {}, clock={}, {} rules", config.redis().describe(),
                     config.clock().name().toLowerCase(java.util.Locale.ROOT), config.rules().size());
-            return new Sluice(config, limiter, jedis);
+            return new Sluice(config, limiter, jedis, metrics);
         } catch (RuntimeException e) {
             jedis.close();
             throw e;
@@ -105,6 +109,14 @@ public final class Sluice implements AutoCloseable {
     /** The limiter all decisions go through. */
     public RateLimiter limiter() {
         return limiter;
+    }
+
+    /**
+     * What this limiter counts (decisions, fallbacks, Redis errors, breaker state, latency). The
+     * filter registers it over JMX; programmatic users may call {@link SluiceMetrics#register}.
+     */
+    public SluiceMetrics metrics() {
+        return metrics;
     }
 
     /** The configured rule named {@code name}. */
@@ -130,7 +142,7 @@ public final class Sluice implements AutoCloseable {
     /** Takes {@code cost} tokens of the rule for {@code clientKey}. */
     public Decision tryAcquire(String ruleName, String clientKey, long cost) {
         Rule rule = rule(ruleName);
-        return limiter.decide(List.of(new Acquisition(rule, BoundedKey.forApplicationKey(clientKey), cost)));
+        return decide(List.of(new Acquisition(rule, BoundedKey.forApplicationKey(clientKey), cost)));
     }
 
     /** Decides several rules for one request atomically (see {@link RateLimiter#decide}). */
@@ -141,6 +153,7 @@ public final class Sluice implements AutoCloseable {
     @Override
     public void close() {
         try {
+            metrics.unregister();
             limiter.close();
         } finally {
             if (redisClient != null) {
