@@ -26,39 +26,40 @@ import java.util.function.LongSupplier;
  * <h2>Why this is exact (neither more nor less than Redis alone would admit)</h2>
  * For a rule it caches, three facts hold:
  * <ol>
- *   <li><b>A denial changes nothing.</b> The engine's contract: a denied request takes nothing
- *       from any rule. So a denial answered here instead of in Redis leaves every later decision
- *       as it would have been: the cache can never admit more than Redis alone.</li>
- *   <li><b>Capacity comes back only with time.</b> For {@code fixed-window},
- *       {@code sliding-window-log}, {@code token-bucket}, {@code gcra} and {@code leaky-bucket}
- *       the state's capacity grows only as time passes and shrinks only when a request is
- *       admitted (here or on another instance). {@code retryAfter} is computed from the state as
- *       it was, so it is a lower bound of the wait under any traffic: nothing that happens
- *       afterwards anywhere in the fleet can admit a request of cost c or more sooner. So the
- *       cache never denies a request that Redis would have admitted either.</li>
+ *   <li><b>A denial changes nothing.</b> The engine's contract ({@code dev.sluice.algorithm}:
+ *       "a denied request never writes anything"): a denied request takes nothing from any rule.
+ *       So a denial answered here instead of in Redis leaves every later decision as it would
+ *       have been: the cache can never admit more than Redis alone.</li>
+ *   <li><b>Capacity comes back only with time, and {@code retryAfter} is exact.</b> For all six
+ *       algorithms a client's capacity grows only as time passes and shrinks only when a request
+ *       is admitted (here or on another instance), and the scripts compute {@code retryAfter} as
+ *       the earliest whole millisecond at which a request of the same cost fits if nothing else
+ *       is admitted meanwhile (the token bucket's refill, GCRA's and the leaky bucket's drain,
+ *       the fixed window's end, the log's oldest entry leaving, the sliding-window-counter's
+ *       previous window weighing less). Anything admitted meanwhile only pushes that moment
+ *       later. So the cache never denies a request that Redis would have admitted either. A
+ *       request that can never fit (cost above the capacity) is denied for a window, which is
+ *       right whenever it is asked.</li>
  *   <li><b>One timeline.</b> With {@code clock=redis} the script measures {@code retryAfter}
  *       on Redis's clock from a moment after this instance sent the request. The cache starts
  *       the wait at the send (its own {@link System#nanoTime() monotonic} clock, never its wall
  *       clock) and subtracts {@link #MARGIN_NANOS} for millisecond rounding, so its deadline is
  *       never later than Redis's. Wall-clock skew between the instance and Redis plays no part.</li>
  * </ol>
- * It is <em>not</em> exact, so not cached, when:
- * <ul>
- *   <li>{@code clock=local}: each instance computes windows and refills on its own wall clock,
- *       so a faster clock elsewhere in the fleet can advance a bucket's refill time or roll a
- *       window earlier than this instance's {@code retryAfter} says. The cache would then deny
- *       for up to the fleet's clock skew longer than Redis would (still never admitting more).</li>
- *   <li>{@code sliding-window-counter}: the engine reports the wait to the end of the window,
- *       an upper bound (the weighted estimate may fall under the limit earlier), so caching it
- *       would deny some requests Redis would admit.</li>
- *   <li>a request of smaller cost (it may fit where the denied one did not), or a request with
- *       another set of rules or keys than the denied one (the other rules' figures for the
- *       headers are not known): those go to Redis. A multi-rule request whose rules, keys and
- *       costs equal the denied one's is answered from the cache.</li>
- * </ul>
- * What else can make it deny longer than Redis: someone deleting the key in Redis by hand, or a
- * Redis failover to a server whose clock is ahead; both are bounded by the {@code retryAfter} of
- * one denial.
+ * It is <em>not</em> exact, so nothing is cached, with {@code clock=local}: each instance then
+ * computes windows and refills on its own wall clock, and a faster clock elsewhere in the fleet
+ * can advance a bucket's refill time or roll a window earlier than this instance's
+ * {@code retryAfter} says; the cache would deny for up to the fleet's clock skew longer than
+ * Redis would (still never admitting more).
+ *
+ * <p>Requests that go to Redis even while their client is cached: a request of smaller cost (it
+ * may fit where the denied one did not), and a request with another set of rules or client keys
+ * than the denied one (the other rules' figures for the headers are not known). A multi-rule
+ * request with the same rules and keys is answered from the cache, with every rule's figures as
+ * Redis gave them, the waits shortened by the time elapsed.
+ *
+ * <p>What can still make it deny longer than Redis would: someone deleting the key in Redis by
+ * hand, or a failover to a Redis whose clock is ahead; both are bounded by one {@code retryAfter}.
  *
  * <p><b>Memory</b>: at most {@code maxEntries} entries (a few hundred bytes each: the key and the
  * denied {@link Decision}); when full, expired entries are swept and, if it is still full, new
@@ -104,11 +105,14 @@ public final class DeniedClientCache implements RateLimiter {
         this.nanoTime = nanoTime;
     }
 
-    /** Whether a denial of this algorithm may be answered locally until its {@code retryAfter} (with {@code clock=redis}). */
+    /**
+     * Whether a denial of this algorithm may be answered locally until its {@code retryAfter}
+     * (with {@code clock=redis}): its capacity comes back only with time and its retry-after is
+     * exact (see the class comment). An algorithm added later must make this case explicitly.
+     */
     public static boolean exactFor(Algorithm algorithm) {
         return switch (algorithm) {
-            case FIXED_WINDOW, SLIDING_WINDOW_LOG, TOKEN_BUCKET, GCRA, LEAKY_BUCKET -> true;
-            case SLIDING_WINDOW_COUNTER -> false;
+            case FIXED_WINDOW, SLIDING_WINDOW_COUNTER, SLIDING_WINDOW_LOG, TOKEN_BUCKET, LEAKY_BUCKET, GCRA -> true;
         };
     }
 
