@@ -99,6 +99,17 @@ public final class BenchRedis {
         return "bench:" + what + ":" + Long.toString(System.nanoTime(), 36) + ":";
     }
 
+    /** Seconds of CPU the Redis server has used (user + system), from {@code INFO cpu}. */
+    public static double cpuSeconds(Jedis jedis) {
+        double total = 0;
+        for (String line : jedis.info("cpu").split("\r?\n")) {
+            if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return total;
+    }
+
     /** {@code INFO commandstats} as command -> calls (commands run inside scripts included). */
     public static Map<String, Long> commandCalls(Jedis jedis) {
         Map<String, Long> out = new LinkedHashMap<>();

@@ -8,7 +8,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What one decision costs Redis: round trips (counted by the client's sockets, see
+ * What one decision costs Redis: its CPU time (from {@code INFO cpu}: user + system of the
+ * server, network handling included), round trips (counted by the client's sockets, see
  * {@link RoundTrips}) and commands executed (from {@code INFO commandstats} deltas, commands run
  * inside scripts included), for a fixed number of decisions by a number of threads.
  */
@@ -16,7 +17,7 @@ final class CommandCount {
 
     /** The figures of one (contender, workload, threads). */
     record Cost(String contender, Workload workload, int threads, int decisions, int admitted,
-                double roundTrips, double commands, Map<String, Double> perCommand) {
+                double roundTrips, double commands, Map<String, Double> perCommand, double redisCpuMicros) {
     }
 
     private CommandCount() {
@@ -29,9 +30,11 @@ final class CommandCount {
         run(contender, workload, threads, Math.max(decisions, workload.keys));
         try (Jedis admin = BenchRedis.admin()) {
             Map<String, Long> before = BenchRedis.commandCalls(admin);
+            double cpuBefore = BenchRedis.cpuSeconds(admin);
             long tripsBefore = RoundTrips.count();
             int admitted = run(contender, workload, threads, decisions);
             long trips = RoundTrips.count() - tripsBefore;
+            double cpu = BenchRedis.cpuSeconds(admin) - cpuBefore;
             Map<String, Long> after = BenchRedis.commandCalls(admin);
             Map<String, Double> per = new TreeMap<>();
             long total = 0;
@@ -44,7 +47,7 @@ final class CommandCount {
                 }
             }
             return new Cost(label, workload, threads, decisions, admitted, (double) trips / decisions,
-                    (double) total / decisions, per);
+                    (double) total / decisions, per, cpu * 1e6 / decisions);
         }
     }
 

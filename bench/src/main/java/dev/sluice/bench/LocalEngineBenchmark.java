@@ -1,7 +1,6 @@
 package dev.sluice.bench;
 
 import dev.sluice.limiter.Acquisition;
-import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Rule;
 import dev.sluice.local.LocalEngine;
@@ -41,7 +40,7 @@ public class LocalEngineBenchmark {
     @SuppressWarnings("unchecked")
     public void setUp() {
         engine = new LocalEngine(Clock.SYSTEM, 100_000);
-        Rule rule = Rule.of("api", Algorithm.fromId(algorithm), workload.limit, workload.window);
+        Rule rule = Workload.rule(algorithm, workload);
         String[] keys = workload.clientKeys();
         requests = new List[keys.length];
         for (int i = 0; i < keys.length; i++) {

@@ -167,18 +167,28 @@ final class Report {
 
     private void costTable() {
         if (suite.costs.isEmpty()) return;
-        w.println("### What one decision costs Redis (5,000 decisions; token bucket)");
+        w.println("### What one decision costs Redis (5,000 decisions, token bucket; per algorithm: 10,000 on KEYS_10K)");
         w.println();
-        w.println("| contender | workload | threads | admitted | round trips / decision | commands / decision | commands executed per decision (inside scripts too) |");
-        w.println("|---|---|---:|---:|---:|---:|---|");
+        w.println("| contender | workload | threads | admitted | round trips / decision | commands / decision | Redis CPU / decision (µs) | commands executed per decision (inside scripts too) |");
+        w.println("|---|---|---:|---:|---:|---:|---:|---|");
         for (CommandCount.Cost c : suite.costs) {
             StringBuilder per = new StringBuilder();
             c.perCommand().forEach((k, v) -> per.append(per.length() == 0 ? "" : ", ").append(k)
                     .append(String.format(Locale.ROOT, " %.3f", v)));
-            w.printf(Locale.ROOT, "| %s | %s | %d | %d | %.3f | %.3f | %s |%n", c.contender(), c.workload(), c.threads(),
-                    c.admitted(), c.roundTrips(), c.commands(), per);
+            w.printf(Locale.ROOT, "| %s | %s | %d | %d | %.3f | %.3f | %.1f | %s |%n", c.contender(), c.workload(), c.threads(),
+                    c.admitted(), c.roundTrips(), c.commands(), c.redisCpuMicros(), per);
         }
         w.println();
+        if (!suite.memory.isEmpty()) {
+            w.println("### Redis memory per client key (mean MEMORY USAGE; rule of 100 per minute; key `rl:{api:ip=10.x.y.z}`)");
+            w.println();
+            w.println("| algorithm | admitted requests in the window | keys sampled | bytes per key |");
+            w.println("|---|---:|---:|---:|");
+            for (KeyMemory.Usage u : suite.memory) {
+                w.printf(Locale.ROOT, "| %s | %d | %,d | %.0f |%n", u.algorithm(), u.requestsPerKey(), u.keys(), u.bytesPerKey());
+            }
+            w.println();
+        }
     }
 
     private Suite.Samples redis(String impl, Workload wl, String algorithm, boolean cache, int threads) {

@@ -1,7 +1,6 @@
 package dev.sluice.bench;
 
 import dev.sluice.limiter.Acquisition;
-import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
@@ -28,7 +27,7 @@ final class SluiceContender implements Contender {
         jedis = BenchRedis.pooled();
         RateLimiter engine = new RedisEngine(jedis, BenchRedis.prefix("sluice"), true, Clock.SYSTEM, false);
         limiter = deniedCache ? new DeniedClientCache(engine, true, 10_000) : engine;
-        Rule rule = Rule.of("api", Algorithm.fromId(algorithm), workload.limit, workload.window);
+        Rule rule = Workload.rule(algorithm, workload);
         String[] keys = workload.clientKeys();
         requests = new List[keys.length];
         for (int i = 0; i < keys.length; i++) {

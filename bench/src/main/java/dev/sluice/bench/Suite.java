@@ -71,6 +71,7 @@ public final class Suite {
     final Map<Trial, Samples> samples = new LinkedHashMap<>();
     final List<CommandCount.Cost> costs = new ArrayList<>();
     final List<DeniedFlood.Flood> floods = new ArrayList<>();
+    final List<KeyMemory.Usage> memory = new ArrayList<>();
 
     private Suite(Path out, int rounds, boolean full, Set<String> parts, Set<String> impls) {
         this.out = out;
@@ -126,6 +127,9 @@ public final class Suite {
         if (parts.contains("flood") && impls.contains("sluice")) {
             flood();
         }
+        if (parts.contains("commands") && impls.contains("sluice")) {
+            sluiceCosts();
+        }
         Report.write(this, out.resolve("summary.md"));
         System.out.println("wrote " + out.resolve("summary.md"));
     }
@@ -165,6 +169,7 @@ public final class Suite {
             for (String algorithm : ALGORITHMS) {
                 if (!implemented(algorithm)) continue;
                 for (Workload w : Workload.values()) {
+                    if (w == Workload.EXHAUSTED && !algorithm.equals("token-bucket") && !full) continue;
                     m.add(new Trial("local", LOCAL_BENCHMARK, ordered("workload", w.name(), "algorithm", algorithm), 1));
                 }
             }
@@ -243,11 +248,30 @@ public final class Suite {
                             String label = impl + (impl.equals("sluice") && !cache ? " (no denied cache)" : "");
                             CommandCount.Cost cost = CommandCount.measure(label, c, w, threads, decisions);
                             costs.add(cost);
-                            System.out.printf(Locale.ROOT, "commands %-28s %-9s t=%-2d round trips/decision %.3f, commands %.3f %s%n",
-                                    label, w, threads, cost.roundTrips(), cost.commands(), cost.perCommand());
+                            System.out.printf(Locale.ROOT, "commands %-28s %-9s t=%-2d round trips/decision %.3f, commands %.3f, Redis CPU %.1f us %s%n",
+                                    label, w, threads, cost.roundTrips(), cost.commands(), cost.redisCpuMicros(), cost.perCommand());
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /** Per algorithm: Redis CPU per admitted decision on 10,000 keys, and bytes per key. */
+    private void sluiceCosts() throws InterruptedException {
+        for (String algorithm : ALGORITHMS) {
+            if (!implemented(algorithm)) continue;
+            try (Contender c = Contenders.create("sluice", Workload.KEYS_10K, algorithm, true)) {
+                CommandCount.Cost cost = CommandCount.measure("sluice " + algorithm, c, Workload.KEYS_10K, 8, 10_000);
+                costs.add(cost);
+                System.out.printf(Locale.ROOT, "commands %-28s KEYS_10K t=8 round trips/decision %.3f, commands %.3f, Redis CPU %.1f us %s%n",
+                        algorithm, cost.roundTrips(), cost.commands(), cost.redisCpuMicros(), cost.perCommand());
+            }
+            for (int requests : algorithm.equals("sliding-window-log") ? new int[]{3, 100} : new int[]{3}) {
+                KeyMemory.Usage usage = KeyMemory.measure(algorithm, requests == 3 ? 2_000 : 200, requests);
+                memory.add(usage);
+                System.out.printf(Locale.ROOT, "memory %-22s %.0f bytes per key (%d requests of a limit of %d)%n", algorithm,
+                        usage.bytesPerKey(), requests, usage.limit());
             }
         }
     }

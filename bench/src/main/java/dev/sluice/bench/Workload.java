@@ -1,5 +1,9 @@
 package dev.sluice.bench;
 
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.Rule;
+
 import java.time.Duration;
 
 /**
@@ -36,6 +40,19 @@ public enum Workload {
         this.keys = keys;
         this.limit = limit;
         this.window = window;
+    }
+
+    /**
+     * The rule of this workload for {@code algorithm}: {@code limit} per {@code window}, burst =
+     * limit. A leaky bucket with {@code max-delay} 0 admits only at free drain slots, so it has no
+     * "tokens left" to spend: here it may hold requests for up to a window (its queue, of
+     * {@code burst}, is what is left), and an admitted decision is one with a delay.
+     */
+    public static Rule rule(String algorithm, Workload workload) {
+        Algorithm a = Algorithm.fromId(algorithm);
+        Duration maxDelay = a == Algorithm.LEAKY_BUCKET ? workload.window : Duration.ZERO;
+        return new Rule("api", a, workload.limit, workload.window, workload.limit, 1, FailurePolicy.OPEN,
+                workload.limit, maxDelay);
     }
 
     /** The client keys, built once: the benchmark loop never formats a key. */
