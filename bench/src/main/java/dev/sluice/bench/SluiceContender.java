@@ -22,8 +22,17 @@ final class SluiceContender implements Contender {
     private final List<Acquisition>[] requests;
     private final String label;
 
-    @SuppressWarnings("unchecked")
     SluiceContender(Workload workload, String algorithm, boolean deniedCache) {
+        this(workload, algorithm, deniedCache, 1);
+    }
+
+    /**
+     * @param rules how many rules every request takes part in (per client: the workload's rule,
+     *              then {@code rules - 1} more of the same kind named {@code api2}, {@code api3}...):
+     *              all are decided in the one call
+     */
+    @SuppressWarnings("unchecked")
+    SluiceContender(Workload workload, String algorithm, boolean deniedCache, int rules) {
         jedis = BenchRedis.pooled();
         RateLimiter engine = new RedisEngine(jedis, BenchRedis.prefix("sluice"), true, Clock.SYSTEM, false);
         limiter = deniedCache ? new DeniedClientCache(engine, true, 10_000) : engine;
@@ -31,9 +40,15 @@ final class SluiceContender implements Contender {
         String[] keys = workload.clientKeys();
         requests = new List[keys.length];
         for (int i = 0; i < keys.length; i++) {
-            requests[i] = List.of(new Acquisition(rule, keys[i]));
+            List<Acquisition> request = new java.util.ArrayList<>();
+            for (int r = 1; r <= rules; r++) {
+                Rule named = r == 1 ? rule : new Rule("api" + r, rule.algorithm(), rule.limit(), rule.window(), rule.burst(),
+                        rule.cost(), rule.failurePolicy(), rule.fallbackLimit(), rule.maxDelay());
+                request.add(new Acquisition(named, keys[i]));
+            }
+            requests[i] = List.copyOf(request);
         }
-        label = "sluice " + algorithm + (deniedCache ? "" : " (no denied cache)");
+        label = "sluice " + algorithm + (rules > 1 ? " x" + rules + " rules" : "") + (deniedCache ? "" : " (no denied cache)");
     }
 
     @Override

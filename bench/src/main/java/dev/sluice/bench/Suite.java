@@ -257,8 +257,16 @@ public final class Suite {
         }
     }
 
-    /** Per algorithm: Redis CPU per admitted decision on 10,000 keys, and bytes per key. */
+    /** Per algorithm: Redis CPU per admitted decision on 10,000 keys, and bytes per key; and requests of 3 rules. */
     private void sluiceCosts() throws InterruptedException {
+        for (Workload w : new Workload[]{Workload.KEYS_10K, Workload.EXHAUSTED}) {
+            try (Contender c = new SluiceContender(w, "token-bucket", false, 3)) {
+                CommandCount.Cost cost = CommandCount.measure("sluice, 3 rules per request (no denied cache)", c, w, 8, 5_000);
+                costs.add(cost);
+                System.out.printf(Locale.ROOT, "commands 3 rules %-9s t=8 round trips/decision %.3f, commands %.3f, Redis CPU %.1f us %s%n",
+                        w, cost.roundTrips(), cost.commands(), cost.redisCpuMicros(), cost.perCommand());
+            }
+        }
         for (String algorithm : ALGORITHMS) {
             if (!implemented(algorithm)) continue;
             try (Contender c = Contenders.create("sluice", Workload.KEYS_10K, algorithm, true)) {
