@@ -11,7 +11,7 @@
 #        ROUNDS=3 bench/run.sh        # every JMH trial 3 times round-robin (published figures)
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
 #        PARTS=redis,commands bench/run.sh   # a subset of the JMH suite: redis,local,filter,commands,flood
-#        SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
+#        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
 set -euo pipefail
 
@@ -87,9 +87,11 @@ log "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $RE
 } >"$OUT/machine.txt"
 
 # ---------------------------------------------------------------- JMH suite
-log "JMH suite: parts=$PARTS rounds=$ROUNDS${FULL:+ full}"
-java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.Suite --out "$OUT" \
-  --rounds "$ROUNDS" --parts "$PARTS" --impls "$IMPLS" ${FULL:+--full} | tee "$OUT/suite.log"
+if [ -z "${SKIP_JMH:-}" ]; then
+  log "JMH suite: parts=$PARTS rounds=$ROUNDS${FULL:+ full}"
+  java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.Suite --out "$OUT" \
+    --rounds "$ROUNDS" --parts "$PARTS" --impls "$IMPLS" ${FULL:+--full} | tee "$OUT/suite.log"
+fi
 
 # ---------------------------------------------------------------- redis-benchmark of the floor's EVALSHA
 if [ -z "${SKIP_REDIS_BENCHMARK:-}" ]; then
@@ -129,8 +131,8 @@ if [ -z "${SKIP_HTTP:-}" ]; then
   {
     echo "### HTTP: wrk -t2 -c64 -d${HTTP_SECONDS}s against embedded Jetty 12 (ee10), trivial servlet; median of $HTTP_RUNS runs (min..max)"
     echo
-    echo "| variant | requests/s | p50 (µs) | p90 (µs) | p99 (µs) | p99.9 (µs) | non-2xx |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
+    echo "| variant | requests/s | p50 (µs) | p90 (µs) | p99 (µs) | p99.9 (µs) | non-2xx | Sluice decisions (fallbacks, Redis timeouts) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---|"
   } >"$OUT/http.md"
   for variant in $VARIANTS; do
     port=$(free_port)
@@ -149,8 +151,9 @@ if [ -z "${SKIP_HTTP:-}" ]; then
     kill "$hpid"; wait "$hpid" 2>/dev/null || true
     median_of() { grep '^RESULT' "$OUT/http-$variant.txt" | sed -E "s/.* $1=([0-9.]+).*/\1/" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
     range_of() { grep '^RESULT' "$OUT/http-$variant.txt" | sed -E "s/.* $1=([0-9.]+).*/\1/" | sort -g | awk '{a[NR]=$1} END {printf "%.0f..%.0f", a[1], a[NR]}'; }
-    printf '| %s | %.0f (%s) | %s | %s | %s | %s | %s |\n' "$variant" "$(median_of rps)" "$(range_of rps)" \
-      "$(median_of p50)" "$(median_of p90)" "$(median_of p99)" "$(median_of p999)" "$(median_of non2xx)" >>"$OUT/http.md"
+    sluice=$(grep -m1 '^SLUICE .*decisions=' "$OUT/http-$variant.log" | sed -E 's/.*decisions=([0-9]+) fallback=([0-9]+) timeouts=([0-9]+).*/\1 (\2, \3)/' || true)
+    printf '| %s | %.0f (%s) | %s | %s | %s | %s | %s | %s |\n' "$variant" "$(median_of rps)" "$(range_of rps)" \
+      "$(median_of p50)" "$(median_of p90)" "$(median_of p99)" "$(median_of p999)" "$(median_of non2xx)" "${sluice:--}" >>"$OUT/http.md"
   done
   echo >>"$OUT/http.md"
   cat "$OUT/http.md"
@@ -166,7 +169,7 @@ fi
   echo "command: ${ROUNDS:+ROUNDS=$ROUNDS }${FULL:+FULL=1 }PARTS=$PARTS bench/run.sh ($(( $(date +%s) - started ))s)"
   echo '```'
   echo
-  cat "$OUT/summary.md"
+  [ -f "$OUT/summary.md" ] && cat "$OUT/summary.md"
   [ -f "$OUT/redis-benchmark.md" ] && cat "$OUT/redis-benchmark.md"
   [ -f "$OUT/http.md" ] && cat "$OUT/http.md"
 } >"$OUT/RESULTS.md"

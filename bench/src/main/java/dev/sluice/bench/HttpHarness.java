@@ -1,6 +1,9 @@
 package dev.sluice.bench;
 
 import jakarta.servlet.DispatcherType;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -12,6 +15,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -59,9 +63,31 @@ public final class HttpHarness {
             context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST));
         }
         server.setHandler(context);
+        Runtime.getRuntime().addShutdownHook(new Thread(HttpHarness::printSluiceMetrics));
         server.start();
         System.out.println("listening on 127.0.0.1:" + port + " variant " + variant);
         server.join();
+    }
+
+    /**
+     * On exit, Sluice's own counters (its MXBeans): how many decisions fell back to the local
+     * backstop and how many Redis calls timed out, so a run can tell Redis decisions from fallbacks.
+     */
+    private static void printSluiceMetrics() {
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            for (ObjectName name : server.queryNames(new ObjectName("dev.sluice:*"), null)) {
+                try {
+                    System.out.printf("SLUICE %s decisions=%s fallback=%s timeouts=%s errors=%s%n", name,
+                            server.getAttribute(name, "Decisions"), server.getAttribute(name, "FallbackDecisions"),
+                            server.getAttribute(name, "RedisTimeouts"), server.getAttribute(name, "RedisErrors"));
+                } catch (JMException notTheLimiterBean) {
+                    // a per-rule bean: no such attributes
+                }
+            }
+        } catch (JMException e) {
+            System.out.println("SLUICE metrics unavailable: " + e);
+        }
     }
 
     /** The filter's init-params for a variant, or null for no filter. */
@@ -85,6 +111,9 @@ public final class HttpHarness {
             }
             default -> throw new IllegalArgumentException("variant: none, local, redis or redis-denied, not " + variant);
         }
+        // as generous as the JMH contenders': on 2 shared cores the default 50 ms is exceeded at the
+        // tail, and a decision that times out falls back to the local backstop (counted on exit)
+        p.put("redis.timeout", BenchRedis.TIMEOUT_MS + "ms");
         p.put("redis.pool.max-total", Integer.toString(BenchRedis.POOL_SIZE));
         p.put("redis.pool.max-idle", Integer.toString(BenchRedis.POOL_SIZE));
         p.put("key-prefix", BenchRedis.prefix("http"));
