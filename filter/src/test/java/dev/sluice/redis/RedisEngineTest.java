@@ -140,14 +140,13 @@ class RedisEngineTest {
     @Test
     void tokenBucketOnTheRedisClockRefills() throws InterruptedException {
         RedisEngine engine = new RedisEngine(jedis, prefix, true, clock, false);
-        Rule rule = Rule.of("fast", Algorithm.TOKEN_BUCKET, 20, Duration.ofSeconds(1)); // a token every 50 ms
+        Rule rule = Rule.of("fast", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(1)); // a token every 100 ms
         int admitted = 0;
-        for (int i = 0; i < 21; i++) if (ask(engine, rule, "a", 1).allowed()) admitted++;
-        assertThat(admitted).isBetween(20, 21);
-        RuleDecision denied = ask(engine, rule, "a", 1);
-        assertThat(denied.allowed()).isFalse();
-        assertThat(denied.retryAfterMs()).isBetween(1L, 50L);
-        Thread.sleep(denied.retryAfterMs()); // the real TIME has to pass; nothing else to wait on
+        RuleDecision d;
+        while ((d = ask(engine, rule, "a", 1)).allowed()) admitted++;
+        assertThat(admitted).isGreaterThanOrEqualTo(10);
+        assertThat(d.retryAfterMs()).isBetween(1L, 100L);
+        Thread.sleep(d.retryAfterMs()); // the real TIME has to pass; nothing else to wait on
         assertThat(ask(engine, rule, "a", 1).allowed()).isTrue();
     }
 

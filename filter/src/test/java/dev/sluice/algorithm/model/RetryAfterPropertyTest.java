@@ -62,65 +62,81 @@ class RetryAfterPropertyTest {
     @EnumSource(Algorithm.class)
     void onRedis(Algorithm algorithm) {
         Set<String> keys = new HashSet<>();
-        String prefix = TestRedis.uniquePrefix("retry");
         try {
-            check(algorithm, Math.max(1, SEQUENCES / 6), clock -> new RedisEngine(jedis, prefix + clock.millis() + ":", false, clock, false), keys);
+            check(algorithm, Math.max(1, SEQUENCES / 6), clock -> new RedisEngine(jedis, TestRedis.uniquePrefix("retry"), false, clock, false), keys);
         } finally {
             if (!keys.isEmpty()) jedis.del(keys.toArray(String[]::new));
         }
     }
 
     private void check(Algorithm algorithm, int sequences, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys) {
-        int retryProbes = 0;
-        int resetProbes = 0;
+        int[] probes = new int[2];
         for (int i = 0; i < sequences; i++) {
             long seed = SEED + algorithm.ordinal() * 1_000_003L + i;
-            Random rnd = new Random(seed);
-            List<Rule> rules = new ArrayList<>();
-            int ruleCount = 1 + rnd.nextInt(2);
-            for (int r = 0; r < ruleCount; r++) rules.add(Scenario.rule("r" + r, algorithm, rnd));
-            long minWindow = rules.stream().mapToLong(Rule::windowMillis).min().orElseThrow();
-            ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000));
-            StringBuilder log = new StringBuilder("seed ").append(seed).append(' ').append(rules).append('\n');
-            try (RateLimiter engine = engines.apply(clock)) {
-                for (int step = 0; step < 40; step++) {
-                    clock.advance(rnd.nextInt(4) == 0 ? 0 : rnd.nextInt((int) minWindow + 1));
-                    List<Acquisition> request = new ArrayList<>();
-                    for (Rule r : rules) {
-                        if (request.isEmpty() && r == rules.get(rules.size() - 1) || rnd.nextBoolean()) {
-                            request.add(new Acquisition(r, "c", 1 + rnd.nextInt((int) Scenario.capacity(r))));
-                        }
-                    }
-                    if (redisKeys != null && engine instanceof RedisEngine redis) {
-                        for (Acquisition a : request) redisKeys.add(redis.key(a.rule(), a.clientKey()));
-                    }
-                    Decision d = engine.decide(request);
-                    log.append("  t=").append(clock.millis()).append(' ').append(request.stream()
-                            .map(a -> a.rule().name() + "x" + a.cost()).toList()).append(" -> ").append(d).append('\n');
-                    if (!d.allowed()) {
-                        long retry = d.retryAfterMs();
-                        assertThat(retry).as(log::toString).isPositive();
-                        long deniedAt = clock.millis();
-                        clock.set(deniedAt + retry - 1);
-                        assertThat(engine.decide(request).allowed()).as(() -> "one ms early, after " + (retry - 1) + " ms\n" + log).isFalse();
-                        clock.set(deniedAt + retry);
-                        assertThat(engine.decide(request).allowed()).as(() -> "after the advertised " + retry + " ms\n" + log).isTrue();
-                        retryProbes++;
-                    } else if (request.size() == 1 && d.rules().get(0).resetMs() > 0 && rnd.nextInt(4) == 0) {
-                        Rule r = request.get(0).rule();
-                        List<Acquisition> full = List.of(new Acquisition(r, "c", Scenario.capacity(r)));
-                        long reset = d.rules().get(0).resetMs();
-                        long decidedAt = clock.millis();
-                        clock.set(decidedAt + reset - 1);
-                        assertThat(engine.decide(full).allowed()).as(() -> "full request one ms before reset " + reset + "\n" + log).isFalse();
-                        clock.set(decidedAt + reset);
-                        assertThat(engine.decide(full).allowed()).as(() -> "full request at reset " + reset + "\n" + log).isTrue();
-                        resetProbes++;
-                    }
+            for (int attempt = 1; ; attempt++) {
+                long started = System.nanoTime();
+                int[] counted = new int[2];
+                try {
+                    sequence(seed, algorithm, engines, redisKeys, counted);
+                    probes[0] += counted[0];
+                    probes[1] += counted[1];
+                    break;
+                } catch (AssertionError e) {
+                    // Redis expires keys in real time: replay a sequence that outlasted the expiry margin
+                    if ((System.nanoTime() - started) / 1_000_000 <= EquivalenceTest.MAX_REAL_MS || attempt == 3) throw e;
                 }
             }
         }
-        assertThat(retryProbes).as("denials probed").isGreaterThan(sequences);
-        assertThat(resetProbes).as("resets probed").isGreaterThan(sequences / 10);
+        assertThat(probes[0]).as("denials probed").isGreaterThan(sequences);
+        assertThat(probes[1]).as("resets probed").isGreaterThan(sequences / 10);
+    }
+
+    /** One generated sequence with its probes; counts the retry and reset probes into {@code probes}. */
+    private static void sequence(long seed, Algorithm algorithm, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys,
+                                 int[] probes) {
+        Random rnd = new Random(seed);
+        List<Rule> rules = new ArrayList<>();
+        int ruleCount = 1 + rnd.nextInt(2);
+        for (int r = 0; r < ruleCount; r++) rules.add(Scenario.rule("r" + r, algorithm, rnd));
+        long minWindow = rules.stream().mapToLong(Rule::windowMillis).min().orElseThrow();
+        ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000));
+        StringBuilder log = new StringBuilder("seed ").append(seed).append(' ').append(rules).append('\n');
+        try (RateLimiter engine = engines.apply(clock)) {
+            for (int step = 0; step < 40; step++) {
+                clock.advance(rnd.nextInt(4) == 0 ? 0 : rnd.nextInt((int) minWindow + 1));
+                List<Acquisition> request = new ArrayList<>();
+                for (Rule r : rules) {
+                    if (request.isEmpty() && r == rules.get(rules.size() - 1) || rnd.nextBoolean()) {
+                        request.add(new Acquisition(r, "c", 1 + rnd.nextInt((int) Scenario.capacity(r))));
+                    }
+                }
+                if (redisKeys != null && engine instanceof RedisEngine redis) {
+                    for (Acquisition a : request) redisKeys.add(redis.key(a.rule(), a.clientKey()));
+                }
+                Decision d = engine.decide(request);
+                log.append("  t=").append(clock.millis()).append(' ').append(request.stream()
+                        .map(a -> a.rule().name() + "x" + a.cost()).toList()).append(" -> ").append(d).append('\n');
+                if (!d.allowed()) {
+                    long retry = d.retryAfterMs();
+                    assertThat(retry).as(log::toString).isPositive();
+                    long deniedAt = clock.millis();
+                    clock.set(deniedAt + retry - 1);
+                    assertThat(engine.decide(request).allowed()).as(() -> "one ms early, after " + (retry - 1) + " ms\n" + log).isFalse();
+                    clock.set(deniedAt + retry);
+                    assertThat(engine.decide(request).allowed()).as(() -> "after the advertised " + retry + " ms\n" + log).isTrue();
+                    probes[0]++;
+                } else if (request.size() == 1 && d.rules().get(0).resetMs() > 0 && rnd.nextInt(4) == 0) {
+                    Rule r = request.get(0).rule();
+                    List<Acquisition> full = List.of(new Acquisition(r, "c", Scenario.capacity(r)));
+                    long reset = d.rules().get(0).resetMs();
+                    long decidedAt = clock.millis();
+                    clock.set(decidedAt + reset - 1);
+                    assertThat(engine.decide(full).allowed()).as(() -> "full request one ms before reset " + reset + "\n" + log).isFalse();
+                    clock.set(decidedAt + reset);
+                    assertThat(engine.decide(full).allowed()).as(() -> "full request at reset " + reset + "\n" + log).isTrue();
+                    probes[1]++;
+                }
+            }
+        }
     }
 }
