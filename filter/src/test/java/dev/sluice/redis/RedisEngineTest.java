@@ -121,6 +121,39 @@ class RedisEngineTest {
     }
 
     @Test
+    void scriptFlushesUnderConcurrentLoadAreInvisible() throws Exception {
+        try (RedisProcess own = RedisProcess.start(); JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, true, clock, false);
+            Rule rule = Rule.of("big", Algorithm.TOKEN_BUCKET, 1_000_000, Duration.ofSeconds(1));
+            java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.concurrent.atomic.AtomicLong decisions = new java.util.concurrent.atomic.AtomicLong();
+            List<Thread> threads = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread thread = new Thread(() -> {
+                    while (running.get()) {
+                        try {
+                            ask(engine, rule, "c" + (decisions.incrementAndGet() % 50), 1);
+                        } catch (RuntimeException e) {
+                            failures.add(e);
+                        }
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (int i = 0; i < 20; i++) {
+                long before = decisions.get();
+                ownJedis.scriptFlush();
+                while (decisions.get() < before + 20) Thread.onSpinWait();
+            }
+            running.set(false);
+            for (Thread thread : threads) thread.join();
+            assertThat(failures).isEmpty();
+        }
+    }
+
+    @Test
     void redisClockIgnoresTheInstancesClock() {
         ManualClock wrong = new ManualClock(0); // 1970: an instance clock nobody should trust
         RedisEngine engine = new RedisEngine(jedis, prefix, true, wrong, false);
