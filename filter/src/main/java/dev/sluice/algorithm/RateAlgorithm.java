@@ -38,7 +38,7 @@ import dev.sluice.limiter.Rule;
  * with {@code retryAfterMs} = the window: a hint to back off, not a promise.
  */
 public abstract sealed class RateAlgorithm
-        permits FixedWindow, TokenBucket {
+        permits FixedWindow, SlidingWindowCounter, SlidingWindowLog, TokenBucket, LeakyBucket, Gcra {
 
     /** Extra lifetime of a state after it is back to full: tolerates this much clock skew. */
     public static final long EXPIRY_MARGIN_MS = 1000;
@@ -67,10 +67,18 @@ public abstract sealed class RateAlgorithm
         switch (rule.algorithm()) {
             case FIXED_WINDOW:
                 return new FixedWindow(rule);
+            case SLIDING_WINDOW_COUNTER:
+                return new SlidingWindowCounter(rule);
+            case SLIDING_WINDOW_LOG:
+                return new SlidingWindowLog(rule);
             case TOKEN_BUCKET:
                 return new TokenBucket(rule);
+            case LEAKY_BUCKET:
+                return new LeakyBucket(rule);
+            case GCRA:
+                return new Gcra(rule);
             default:
-                throw new IllegalArgumentException("algorithm " + rule.algorithm().id() + " is not implemented yet");
+                throw new IllegalArgumentException("unknown algorithm " + rule.algorithm());
         }
     }
 

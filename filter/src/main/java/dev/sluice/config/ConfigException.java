@@ -2,7 +2,9 @@ package dev.sluice.config;
 
 /**
  * A configuration value Sluice cannot use. The message always names the key, the value and what
- * is accepted, so a typo fails start-up with a message that says how to fix it.
+ * is accepted, so a typo fails start-up with a message that says how to fix it. Secrets are
+ * masked: the value of {@code redis.password} and the password part of {@code redis.url} never
+ * appear in the message nor in {@link #value()}.
  */
 public class ConfigException extends IllegalArgumentException {
 
@@ -14,17 +16,17 @@ public class ConfigException extends IllegalArgumentException {
     public ConfigException(String key, String value, String accepted) {
         super(message(key, value, accepted));
         this.key = key;
-        this.value = value;
+        this.value = ConfigKeys.shown(key, value);
     }
 
     public ConfigException(String key, String value, String accepted, Throwable cause) {
         super(message(key, value, accepted), cause);
         this.key = key;
-        this.value = value;
+        this.value = ConfigKeys.shown(key, value);
     }
 
     private static String message(String key, String value, String accepted) {
-        String shown = value == null ? "(missing)" : "'" + value + "'";
+        String shown = value == null ? "(missing)" : "'" + ConfigKeys.shown(key, value) + "'";
         return "Invalid Sluice configuration: " + key + "=" + shown + ": " + accepted;
     }
 
@@ -33,7 +35,7 @@ public class ConfigException extends IllegalArgumentException {
         return key;
     }
 
-    /** The offending value, or {@code null} when the key is missing. */
+    /** The offending value (secrets masked), or {@code null} when the key is missing. */
     public String value() {
         return value;
     }

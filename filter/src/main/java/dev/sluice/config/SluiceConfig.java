@@ -1,8 +1,11 @@
 package dev.sluice.config;
 
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 
 /**
  * Everything the filter and the engines need, parsed and validated once. Built by
@@ -24,7 +27,8 @@ import java.util.Map;
  * @param exemptIps        {@code exempt-ips}: CIDR strings, validated
  * @param localMaxKeys     {@code local.max-keys}: bound on the local engine's keys
  * @param breaker          circuit breaker settings
- * @param extra            every key/value as given after substitution (for diagnostics), secrets masked
+ * @param extra            every key/value as given after substitution (for diagnostics), secrets masked,
+ *                         sorted by key
  */
 public record SluiceConfig(
         List<RuleConfig> rules,
@@ -34,7 +38,7 @@ public record SluiceConfig(
         ClockSource clock,
         dev.sluice.limiter.FailurePolicy failurePolicy,
         List<String> trustedProxies,
-        ClientIpHeader clientIpHeader,
+        dev.sluice.key.ClientIpResolver.Header clientIpHeader,
         int ipv6Prefix,
         HeaderStyle headers,
         int statusCode,
@@ -45,11 +49,26 @@ public record SluiceConfig(
         BreakerSettings breaker,
         Map<String, String> extra) {
 
+    public SluiceConfig {
+        rules = List.copyOf(rules);
+        Objects.requireNonNull(backend, "backend");
+        Objects.requireNonNull(redis, "redis");
+        Objects.requireNonNull(keyPrefix, "keyPrefix");
+        Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(failurePolicy, "failurePolicy");
+        trustedProxies = List.copyOf(trustedProxies);
+        Objects.requireNonNull(clientIpHeader, "clientIpHeader");
+        Objects.requireNonNull(headers, "headers");
+        Objects.requireNonNull(mode, "mode");
+        exclude = List.copyOf(exclude);
+        exemptIps = List.copyOf(exemptIps);
+        Objects.requireNonNull(breaker, "breaker");
+        extra = Collections.unmodifiableMap(new TreeMap<>(extra));
+    }
+
     public enum Backend { REDIS, LOCAL }
 
     public enum ClockSource { REDIS, LOCAL }
-
-    public enum ClientIpHeader { X_FORWARDED_FOR, FORWARDED }
 
     public enum HeaderStyle {
         DRAFT, LEGACY, BOTH, NONE;
@@ -69,9 +88,10 @@ public record SluiceConfig(
      * How to reach Redis. Exactly one of: standalone ({@code url}), Sentinel ({@code sentinelMaster}
      * + {@code sentinelNodes}) or Cluster ({@code clusterNodes}).
      *
-     * @param host           standalone host (from {@code redis.url})
-     * @param port           standalone port
-     * @param database       standalone database index
+     * @param host           standalone host (from {@code redis.url}; IPv6 without brackets); null in Cluster
+     *                       and Sentinel mode
+     * @param port           standalone port; 0 in Cluster and Sentinel mode
+     * @param database       standalone database index; 0 in Cluster and Sentinel mode
      * @param user           ACL user, or null
      * @param password       password, or null (never logged)
      * @param ssl            TLS ({@code rediss://} or {@code redis.ssl=true})
@@ -89,6 +109,13 @@ public record SluiceConfig(
                                 Duration timeout, int poolMaxTotal, int poolMaxIdle, int poolMinIdle,
                                 Duration poolMaxWait) {
 
+        public RedisSettings {
+            clusterNodes = List.copyOf(clusterNodes);
+            sentinelNodes = List.copyOf(sentinelNodes);
+            Objects.requireNonNull(timeout, "timeout");
+            Objects.requireNonNull(poolMaxWait, "poolMaxWait");
+        }
+
         public boolean cluster() {
             return !clusterNodes.isEmpty();
         }
@@ -102,7 +129,7 @@ public record SluiceConfig(
             String scheme = ssl ? "rediss://" : "redis://";
             if (cluster()) return "cluster " + clusterNodes;
             if (sentinel()) return "sentinel master '" + sentinelMaster + "' via " + sentinelNodes;
-            return scheme + host + ":" + port + "/" + database;
+            return scheme + new HostPort(host, port) + "/" + database;
         }
 
         @Override
@@ -113,10 +140,16 @@ public record SluiceConfig(
         }
     }
 
+    /** A Redis node; an IPv6 {@code host} is held without brackets and printed with them. */
     public record HostPort(String host, int port) {
+
+        public HostPort {
+            Objects.requireNonNull(host, "host");
+        }
+
         @Override
         public String toString() {
-            return host + ":" + port;
+            return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
         }
     }
 
@@ -128,5 +161,10 @@ public record SluiceConfig(
      * @param openMax          longest open interval; intervals double up to it ({@code redis.breaker.open-max})
      */
     public record BreakerSettings(int failureThreshold, Duration openBase, Duration openMax) {
+
+        public BreakerSettings {
+            Objects.requireNonNull(openBase, "openBase");
+            Objects.requireNonNull(openMax, "openMax");
+        }
     }
 }

@@ -56,7 +56,8 @@ public final class RedisEngine implements RateLimiter {
 
     /** The fragments of the script, in order. */
     private static final String[] SCRIPT_PARTS = {
-            "common.lua", "fixed-window.lua", "token-bucket.lua", "decide.lua"};
+            "common.lua", "fixed-window.lua", "sliding-window-counter.lua", "sliding-window-log.lua",
+            "token-bucket.lua", "leaky-bucket.lua", "gcra.lua", "decide.lua"};
     static final String SCRIPT = assemble();
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
     static final String SHA = sha1Hex(SCRIPT_BYTES);

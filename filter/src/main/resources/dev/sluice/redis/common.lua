@@ -46,3 +46,12 @@ local function read_string(key, pattern)
 end
 
 local ALGORITHMS = {}
+
+-- How far a stored time (whole ms plus a remainder in [0, limit)) is ahead of now, in units of
+-- ms x limit; 0 once it has passed. A lead beyond max_lead_ms is capped (Gcra.lead).
+local function lead(ms, remainder, now, limit, max_lead_ms)
+  if ms < now then
+    return 0
+  end
+  return math.min(ms - now, max_lead_ms) * limit + remainder
+end

@@ -224,7 +224,239 @@ public abstract class AlgorithmSpec {
         assertThat(ask(r, "a", 3).allowed()).isTrue();
     }
 
+    // ---- gcra ----
+
+    @Test
+    void gcraAdmitsTheBurstThenOneRequestPerEmissionInterval() {
+        Rule r = rule("gcra", Algorithm.GCRA, 10, Duration.ofSeconds(10)); // one per second
+        assertThat(admitted(r, "a", 11)).isEqualTo(10);
+        RuleDecision denied = ask(r, "a");
+        assertThat(denied.retryAfterMs()).isEqualTo(1_000);
+        assertThat(denied.resetMs()).isEqualTo(10_000);
+        clock.advance(999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void gcraAnswersExactlyAsTheTokenBucketWithTheSameBurst() {
+        Rule gcra = bucket("g", Algorithm.GCRA, 7, Duration.ofSeconds(3), 4);
+        Rule bucket = bucket("t", Algorithm.TOKEN_BUCKET, 7, Duration.ofSeconds(3), 4);
+        long[] steps = {0, 0, 1, 0, 0, 130, 1, 429, 428, 0, 0, 2_000, 1, 1, 1, 5_000, 0, 0, 0, 0, 0};
+        long[] costs = {1, 2, 1, 1, 3, 1, 1, 1, 2, 1, 1, 4, 1, 1, 1, 1, 2, 2, 1, 1, 1};
+        for (int i = 0; i < steps.length; i++) {
+            clock.advance(steps[i]);
+            RuleDecision g = ask(gcra, "a", costs[i]);
+            RuleDecision t = ask(bucket, "a", costs[i]);
+            assertThat(List.of(g.allowed(), g.remaining(), g.retryAfterMs(), g.resetMs()))
+                    .as("step %d", i).isEqualTo(List.of(t.allowed(), t.remaining(), t.retryAfterMs(), t.resetMs()));
+        }
+    }
+
+    @Test
+    void gcraCallerWithALaggingClockIsStricterNeverLooser() {
+        Rule r = rule("gcra", Algorithm.GCRA, 10, Duration.ofSeconds(10));
+        clock.set(T0 + 20_000);
+        assertThat(admitted(r, "a", 10)).isEqualTo(10);
+        clock.set(T0 + 15_000);
+        RuleDecision late = ask(r, "a");
+        assertThat(late.allowed()).isFalse();
+        assertThat(late.retryAfterMs()).isEqualTo(6_000);
+    }
+
+    // ---- leaky-bucket ----
+
+    private static Rule leaky(long limit, Duration window, long burst, Duration maxDelay) {
+        return new Rule("leaky", Algorithm.LEAKY_BUCKET, limit, window, burst, 1, FailurePolicy.OPEN, limit, maxDelay);
+    }
+
+    @Test
+    void leakyBucketWithoutMaxDelayAdmitsOnlyAtAFreeSlot() {
+        Rule r = leaky(10, Duration.ofSeconds(1), 10, Duration.ZERO); // a slot every 100 ms
+        RuleDecision first = ask(r, "a");
+        assertThat(first.allowed()).isTrue();
+        assertThat(first.delayMs()).isZero();
+        assertThat(first.remaining()).as("the next slot is not free yet").isZero();
+        RuleDecision second = ask(r, "a");
+        assertThat(second.allowed()).isFalse();
+        assertThat(second.retryAfterMs()).isEqualTo(100);
+        clock.advance(99);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void leakyBucketDelaysARequestUntilItsSlotUpToMaxDelay() {
+        Rule r = leaky(10, Duration.ofSeconds(1), 10, Duration.ofMillis(250));
+        assertThat(ask(r, "a").delayMs()).isZero();
+        RuleDecision second = ask(r, "a");
+        assertThat(second.allowed()).isTrue();
+        assertThat(second.delayMs()).isEqualTo(100);
+        RuleDecision third = ask(r, "a");
+        assertThat(third.delayMs()).isEqualTo(200);
+        assertThat(third.remaining()).as("a fourth would wait 300 ms").isZero();
+        assertThat(third.resetMs()).isEqualTo(300);
+        RuleDecision fourth = ask(r, "a");
+        assertThat(fourth.allowed()).isFalse();
+        assertThat(fourth.retryAfterMs()).isEqualTo(50);
+        clock.advance(50);
+        RuleDecision later = ask(r, "a");
+        assertThat(later.allowed()).isTrue();
+        assertThat(later.delayMs()).isEqualTo(250);
+    }
+
+    @Test
+    void leakyBucketBurstCapsHowManyMayWait() {
+        Rule r = leaky(10, Duration.ofSeconds(1), 3, Duration.ofSeconds(10));
+        assertThat(ask(r, "a").delayMs()).isZero();
+        assertThat(ask(r, "a").delayMs()).isEqualTo(100);
+        RuleDecision third = ask(r, "a");
+        assertThat(third.delayMs()).isEqualTo(200);
+        assertThat(third.remaining()).isZero();
+        RuleDecision fourth = ask(r, "a");
+        assertThat(fourth.allowed()).isFalse();
+        assertThat(fourth.retryAfterMs()).isEqualTo(100);
+        clock.advance(100);
+        assertThat(ask(r, "a").delayMs()).isEqualTo(200);
+    }
+
+    @Test
+    void leakyBucketWithFractionalSlotsNeverReleasesEarly() {
+        Rule r = leaky(3, Duration.ofSeconds(1), 3, Duration.ofSeconds(1)); // a slot every 333.3 ms
+        assertThat(ask(r, "a").delayMs()).isZero();
+        assertThat(ask(r, "a").delayMs()).isEqualTo(334);
+        assertThat(ask(r, "a").delayMs()).isEqualTo(667);
+        clock.advance(334);
+        RuleDecision d = ask(r, "a");
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.delayMs()).isEqualTo(666); // slot at 1000 ms, now 334
+    }
+
+    // ---- sliding-window-counter ----
+
+    @Test
+    void slidingWindowCounterWeightsThePreviousWindowByItsOverlap() {
+        Rule r = rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofSeconds(10));
+        clock.set(T0 + 5_000);
+        assertThat(admitted(r, "a", 11)).isEqualTo(10);
+        clock.set(T0 + 12_500); // a quarter into the next window: 10 x 0.75 = 7.5 still count
+        RuleDecision first = ask(r, "a");
+        assertThat(first.allowed()).isTrue();
+        assertThat(first.remaining()).isEqualTo(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+        RuleDecision denied = ask(r, "a");
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.retryAfterMs()).as("at 3 s in, 10 x 0.7 + 2 + 1 = 10").isEqualTo(500);
+        assertThat(denied.resetMs()).as("the end of the next window").isEqualTo(17_500);
+        clock.advance(499);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void slidingWindowCounterRetryAfterCanFallInTheNextWindow() {
+        Rule r = rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 4, Duration.ofSeconds(10));
+        clock.set(T0 + 8_000);
+        assertThat(admitted(r, "a", 4)).isEqualTo(4);
+        RuleDecision denied = ask(r, "a");
+        // next window: 4 x (10 - e)/10 + 1 <= 4 from e = 2.5 s, i.e. 4.5 s from now
+        assertThat(denied.retryAfterMs()).isEqualTo(4_500);
+        clock.advance(4_499);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    // ---- sliding-window-log ----
+
+    @Test
+    void slidingWindowLogIsExact() {
+        Rule r = rule("swl", Algorithm.SLIDING_WINDOW_LOG, 3, Duration.ofSeconds(10));
+        for (int i = 0; i < 3; i++) {
+            assertThat(ask(r, "a").allowed()).isTrue();
+            clock.advance(1_000);
+        }
+        clock.set(T0 + 5_000);
+        RuleDecision denied = ask(r, "a");
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.retryAfterMs()).as("until the first entry leaves the window").isEqualTo(5_000);
+        assertThat(denied.resetMs()).as("until the newest has").isEqualTo(7_000);
+        clock.set(T0 + 9_999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.set(T0 + 10_000);
+        RuleDecision d = ask(r, "a");
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.remaining()).isZero();
+        assertThat(ask(r, "a").retryAfterMs()).isEqualTo(1_000);
+    }
+
+    @Test
+    void slidingWindowLogCountsACostAsThatManyEntries() {
+        Rule r = rule("swl", Algorithm.SLIDING_WINDOW_LOG, 5, Duration.ofSeconds(10));
+        assertThat(ask(r, "a", 2).remaining()).isEqualTo(3);
+        clock.advance(1_000);
+        assertThat(ask(r, "a", 2).remaining()).isEqualTo(1);
+        clock.advance(1_000);
+        RuleDecision three = ask(r, "a", 3);
+        assertThat(three.allowed()).isFalse();
+        assertThat(three.retryAfterMs()).as("both of the first request's entries must leave").isEqualTo(8_000);
+        RuleDecision four = ask(r, "a", 4);
+        assertThat(four.retryAfterMs()).as("and one of the second's").isEqualTo(9_000);
+        assertThat(ask(r, "a", 1).allowed()).isTrue();
+        assertThat(ask(r, "a", 1).retryAfterMs()).isEqualTo(8_000);
+    }
+
+    @Test
+    void slidingWindowLogCallerWithALaggingClockLogsAtTheNewestTime() {
+        Rule r = rule("swl", Algorithm.SLIDING_WINDOW_LOG, 2, Duration.ofSeconds(10));
+        clock.set(T0 + 20_000);
+        assertThat(ask(r, "a").allowed()).isTrue();
+        clock.set(T0 + 15_000);
+        RuleDecision late = ask(r, "a");
+        assertThat(late.allowed()).isTrue();
+        assertThat(late.resetMs()).as("its entry is logged at the newest time").isEqualTo(15_000);
+        clock.set(T0 + 29_999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.set(T0 + 30_000);
+        assertThat(admitted(r, "a", 3)).isEqualTo(2);
+    }
+
     // ---- several rules ----
+
+    @Test
+    void deniedRequestTakesNothingFromAnyAlgorithm() {
+        List<Rule> rules = List.of(
+                rule("fw", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1)),
+                rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1)),
+                rule("swl", Algorithm.SLIDING_WINDOW_LOG, 10, Duration.ofMinutes(1)),
+                rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1)),
+                leaky(10, Duration.ofMinutes(1), 10, Duration.ofMinutes(1)),
+                rule("gcra", Algorithm.GCRA, 10, Duration.ofMinutes(1)));
+        Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        List<Acquisition> request = new java.util.ArrayList<>();
+        for (Rule r : rules) request.add(new Acquisition(r, "a", 2));
+        request.add(new Acquisition(strict, "a"));
+
+        Decision first = engine.decide(request);
+        assertThat(first.allowed()).isTrue();
+        List<Long> remainingAfterFirst = first.rules().stream().map(RuleDecision::remaining).toList();
+        for (int i = 0; i < 5; i++) {
+            clock.advance(1);
+            Decision denied = engine.decide(request);
+            assertThat(denied.allowed()).isFalse();
+            assertThat(denied.violated()).extracting(d -> d.rule().name()).containsExactly("strict");
+        }
+        Decision probe = engine.decide(request.subList(0, rules.size()));
+        assertThat(probe.allowed()).isTrue();
+        for (int i = 0; i < rules.size(); i++) {
+            assertThat(probe.rules().get(i).remaining()).as(rules.get(i).name())
+                    .isEqualTo(Math.max(0, remainingAfterFirst.get(i) - 2));
+        }
+    }
+
 
     @Test
     void deniedRequestTakesNothingFromOtherRules() {

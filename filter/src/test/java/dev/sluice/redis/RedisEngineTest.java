@@ -89,6 +89,21 @@ class RedisEngineTest {
     }
 
     @Test
+    void aRuleThatChangesAlgorithmStartsItsClientsAfreshInsteadOfFailing() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule asLog = Rule.of("api", Algorithm.SLIDING_WINDOW_LOG, 2, Duration.ofMinutes(1));
+        Rule asBucket = Rule.of("api", Algorithm.TOKEN_BUCKET, 2, Duration.ofMinutes(1));
+        Rule asWindow = Rule.of("api", Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1));
+        ask(engine, asLog, "a", 2);
+        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("zset");
+        assertThat(ask(engine, asBucket, "a", 1).remaining()).isEqualTo(1);
+        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("string");
+        assertThat(ask(engine, asWindow, "a", 1).remaining()).isEqualTo(1);
+        assertThat(ask(engine, asLog, "a", 1).remaining()).isEqualTo(1);
+        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("zset");
+    }
+
+    @Test
     void theScriptIsReloadedTransparentlyAfterScriptFlush() {
         try (RedisProcess own = RedisProcess.start(); JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
             RedisEngine engine = new RedisEngine(ownJedis, prefix, false, clock, false);

@@ -1,0 +1,167 @@
+package dev.sluice.config;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The names of every configuration key Sluice reads, in one place: the loader reads them, the
+ * unknown-key check accepts exactly them, and the documentation test checks that each one is in
+ * {@code docs/configuration-keys.md}. Also knows which keys hold secrets and how to show their values.
+ */
+final class ConfigKeys {
+
+    /** Init-param only: where to read a properties file. */
+    static final String CONFIG = "config";
+
+    static final String RULES = "rules";
+    static final String BACKEND = "backend";
+    static final String REDIS_URL = "redis.url";
+    static final String REDIS_CLUSTER_NODES = "redis.cluster.nodes";
+    static final String REDIS_SENTINEL_MASTER = "redis.sentinel.master";
+    static final String REDIS_SENTINEL_NODES = "redis.sentinel.nodes";
+    static final String REDIS_USER = "redis.user";
+    static final String REDIS_PASSWORD = "redis.password";
+    static final String REDIS_SSL = "redis.ssl";
+    static final String REDIS_TIMEOUT = "redis.timeout";
+    static final String REDIS_POOL_MAX_TOTAL = "redis.pool.max-total";
+    static final String REDIS_POOL_MAX_IDLE = "redis.pool.max-idle";
+    static final String REDIS_POOL_MIN_IDLE = "redis.pool.min-idle";
+    static final String REDIS_POOL_MAX_WAIT = "redis.pool.max-wait";
+    static final String REDIS_BREAKER_FAILURE_THRESHOLD = "redis.breaker.failure-threshold";
+    static final String REDIS_BREAKER_OPEN_BASE = "redis.breaker.open-base";
+    static final String REDIS_BREAKER_OPEN_MAX = "redis.breaker.open-max";
+    static final String LOCAL_MAX_KEYS = "local.max-keys";
+    static final String KEY_PREFIX = "key-prefix";
+    static final String CLOCK = "clock";
+    static final String FAILURE_POLICY = "failure-policy";
+    static final String TRUSTED_PROXIES = "trusted-proxies";
+    static final String CLIENT_IP_HEADER = "client-ip-header";
+    static final String IPV6_PREFIX = "ipv6-prefix";
+    static final String HEADERS = "headers";
+    static final String STATUS_CODE = "status-code";
+    static final String MODE = "mode";
+    static final String EXCLUDE = "exclude";
+    static final String EXEMPT_IPS = "exempt-ips";
+
+    /** Every global key, in the order of the documentation. */
+    static final List<String> GLOBAL = List.of(
+            RULES, BACKEND, REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_NODES,
+            REDIS_USER, REDIS_PASSWORD, REDIS_SSL, REDIS_TIMEOUT, REDIS_POOL_MAX_TOTAL, REDIS_POOL_MAX_IDLE,
+            REDIS_POOL_MIN_IDLE, REDIS_POOL_MAX_WAIT, REDIS_BREAKER_FAILURE_THRESHOLD, REDIS_BREAKER_OPEN_BASE,
+            REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
+            CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS);
+
+    static final String RULE_PREFIX = "rule.";
+
+    static final String ALGORITHM = "algorithm";
+    static final String LIMIT = "limit";
+    static final String WINDOW = "window";
+    static final String BURST = "burst";
+    static final String KEY = "key";
+    static final String MATCH = "match";
+    static final String COST = "cost";
+    static final String RULE_FAILURE_POLICY = "failure-policy";
+    static final String FALLBACK_LIMIT = "fallback-limit";
+    static final String MAX_DELAY = "max-delay";
+
+    /** Every key of a rule, the part after {@code rule.<name>.}, in the order of the documentation. */
+    static final List<String> RULE = List.of(
+            ALGORITHM, LIMIT, WINDOW, BURST, KEY, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY);
+
+    private static final Set<String> GLOBAL_SET = Set.copyOf(GLOBAL);
+    private static final Set<String> RULE_SET = Set.copyOf(RULE);
+
+    static final String MASK = "****";
+
+    private ConfigKeys() {
+    }
+
+    /** {@code rule.<name>.<key>}. */
+    static String rule(String name, String key) {
+        return RULE_PREFIX + name + "." + key;
+    }
+
+    static boolean isGlobal(String key) {
+        return GLOBAL_SET.contains(key);
+    }
+
+    static boolean isRuleKey(String subKey) {
+        return RULE_SET.contains(subKey);
+    }
+
+    /**
+     * The rule name of a {@code rule.<name>.<key>} key whose {@code <key>} is a known rule key, or
+     * {@code null} if {@code key} has another shape. Rule names contain no dot.
+     */
+    static String ruleName(String key) {
+        if (!key.startsWith(RULE_PREFIX)) return null;
+        int dot = key.indexOf('.', RULE_PREFIX.length());
+        if (dot <= RULE_PREFIX.length()) return null;
+        return isRuleKey(key.substring(dot + 1)) ? key.substring(RULE_PREFIX.length(), dot) : null;
+    }
+
+    /** The part after {@code rule.<name>.} of a key for which {@link #ruleName} is not null. */
+    static String ruleSubKey(String key) {
+        return key.substring(key.indexOf('.', RULE_PREFIX.length()) + 1);
+    }
+
+    /** Every key a configuration with these rule names accepts. */
+    static List<String> known(Collection<String> ruleNames) {
+        List<String> all = new ArrayList<>(GLOBAL);
+        for (String name : ruleNames) {
+            for (String sub : RULE) all.add(rule(name, sub));
+        }
+        return all;
+    }
+
+    /**
+     * How a value may appear in messages, {@code toString} and {@link SluiceConfig#extra()}: the
+     * password is replaced by {@value #MASK}, in {@code redis.password} and in {@code redis.url}.
+     */
+    static String shown(String key, String value) {
+        if (value == null) return null;
+        if (REDIS_PASSWORD.equals(key)) return value.isEmpty() ? value : MASK;
+        if (REDIS_URL.equals(key)) return RedisUrl.masked(value);
+        return value;
+    }
+
+    /**
+     * The known key closest to {@code unknown} (case-insensitive edit distance), if it is close
+     * enough to be the likely intent, else {@code null}.
+     */
+    static String nearest(String unknown, Collection<String> candidates) {
+        String wanted = unknown.toLowerCase(Locale.ROOT);
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String candidate : candidates) {
+            int d = distance(wanted, candidate.toLowerCase(Locale.ROOT));
+            if (d < bestDistance) {
+                best = candidate;
+                bestDistance = d;
+            }
+        }
+        int tolerated = Math.max(2, wanted.length() / 3);
+        return bestDistance <= tolerated ? best : null;
+    }
+
+    /** Levenshtein distance. */
+    private static int distance(String a, String b) {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) previous[j] = j;
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] swap = previous;
+            previous = current;
+            current = swap;
+        }
+        return previous[b.length()];
+    }
+}

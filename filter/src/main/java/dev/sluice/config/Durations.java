@@ -1,0 +1,87 @@
+package dev.sluice.config;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Parses configured durations. Accepted: a whole number with a unit, {@code 250ms}, {@code 30s},
+ * {@code 5m}, {@code 1h}, {@code 1d} (units case-insensitive), or ISO-8601 such as {@code PT1M},
+ * {@code PT0.5S}, {@code P1D}. A bare number is refused because its unit would be a guess (is
+ * {@code window=60} seconds or milliseconds?); the one exception is {@code 0}, which means the
+ * same in every unit. Negative durations are refused.
+ */
+public final class Durations {
+
+    /** What every duration error message says is accepted. */
+    static final String ACCEPTED = "a duration with a unit: 250ms, 30s, 5m, 1h, 1d, or ISO-8601 such as PT1M or PT0.5S";
+
+    private static final Pattern WITH_UNIT = Pattern.compile("(-?\\d+)\\s*(ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
+    private static final Pattern BARE_NUMBER = Pattern.compile("-?\\d+(\\.\\d+)?");
+
+    private Durations() {
+    }
+
+    /**
+     * @param key   the key the value belongs to, for the error message
+     * @param value the configured value, trimmed
+     * @return the duration, zero or positive
+     * @throws ConfigException if the value is not a duration with a unit, or is negative
+     */
+    public static Duration parse(String key, String value) {
+        if (value == null || value.isBlank()) {
+            throw new ConfigException(key, value, ACCEPTED);
+        }
+        String v = value.trim();
+        Duration d = withUnit(key, value, v);
+        if (d == null) d = iso(v);
+        if (d == null) {
+            if (v.equals("0")) return Duration.ZERO;
+            if (BARE_NUMBER.matcher(v).matches()) {
+                throw new ConfigException(key, value, ACCEPTED + "; a bare number has no unit: add one, e.g. "
+                        + v + "s or " + v + "ms");
+            }
+            throw new ConfigException(key, value, ACCEPTED);
+        }
+        if (d.isNegative()) {
+            throw new ConfigException(key, value, ACCEPTED + "; it must not be negative");
+        }
+        return d;
+    }
+
+    private static Duration withUnit(String key, String original, String v) {
+        Matcher m = WITH_UNIT.matcher(v);
+        if (!m.matches()) return null;
+        long amount;
+        try {
+            amount = Long.parseLong(m.group(1));
+        } catch (NumberFormatException tooLong) {
+            throw new ConfigException(key, original, ACCEPTED + "; the number is too large");
+        }
+        try {
+            return switch (m.group(2).toLowerCase(Locale.ROOT)) {
+                case "ms" -> Duration.ofMillis(amount);
+                case "s" -> Duration.ofSeconds(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                default -> Duration.ofDays(amount);
+            };
+        } catch (ArithmeticException tooLong) {
+            throw new ConfigException(key, original, ACCEPTED + "; the number is too large");
+        }
+    }
+
+    private static Duration iso(String v) {
+        char first = Character.toUpperCase(v.charAt(0));
+        if (first != 'P' && !((first == '-' || first == '+') && v.length() > 1 && Character.toUpperCase(v.charAt(1)) == 'P')) {
+            return null;
+        }
+        try {
+            return Duration.parse(v);
+        } catch (DateTimeParseException notIso) {
+            return null;
+        }
+    }
+}

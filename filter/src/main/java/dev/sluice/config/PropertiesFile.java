@@ -1,0 +1,108 @@
+package dev.sluice.config;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.StringReader;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemNotFoundException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+
+import static dev.sluice.config.ConfigKeys.CONFIG;
+
+/**
+ * Reads the properties file named by the {@code config} init-param: {@code classpath:/x.properties}
+ * (the leading slash is optional), {@code file:/etc/app/x.properties}, or a plain path. The file is
+ * read as UTF-8, or as ISO-8859-1 (the classic properties encoding) if it is not valid UTF-8, as
+ * {@code PropertyResourceBundle} does. Every failure is a {@link ConfigException} naming {@code config}.
+ */
+final class PropertiesFile {
+
+    static final String ACCEPTED = "classpath:/path/in/the/application.properties,"
+            + " file:/absolute/path.properties, or a file path";
+
+    private PropertiesFile() {
+    }
+
+    /**
+     * @param location    where the file is, placeholders already substituted
+     * @param classLoader for {@code classpath:}; {@code null} means this library's
+     * @return the file's keys and values, untrimmed
+     */
+    static Map<String, String> read(String location, ClassLoader classLoader) {
+        return ConfigLoader.toMap(parse(location, bytes(location, classLoader)));
+    }
+
+    private static byte[] bytes(String location, ClassLoader classLoader) {
+        if (location.toLowerCase(Locale.ROOT).startsWith("classpath:")) {
+            String resource = location.substring("classpath:".length()).trim();
+            while (resource.startsWith("/")) resource = resource.substring(1);
+            if (resource.isEmpty()) throw new ConfigException(CONFIG, location, ACCEPTED + "; the resource name is missing");
+            ClassLoader loader = classLoader != null ? classLoader : PropertiesFile.class.getClassLoader();
+            try (InputStream in = loader.getResourceAsStream(resource)) {
+                if (in == null) {
+                    throw new ConfigException(CONFIG, location, ACCEPTED + "; there is no resource " + resource
+                            + " on the web application's class path (WEB-INF/classes, WEB-INF/lib)");
+                }
+                return in.readAllBytes();
+            } catch (IOException e) {
+                throw new ConfigException(CONFIG, location, ACCEPTED + "; the resource cannot be read: " + e, e);
+            }
+        }
+        Path path = path(location);
+        try {
+            return Files.readAllBytes(path);
+        } catch (NoSuchFileException e) {
+            throw new ConfigException(CONFIG, location, ACCEPTED + "; there is no file " + path.toAbsolutePath(), e);
+        } catch (IOException e) {
+            throw new ConfigException(CONFIG, location, ACCEPTED + "; the file " + path.toAbsolutePath()
+                    + " cannot be read: " + e, e);
+        }
+    }
+
+    private static Path path(String location) {
+        try {
+            if (location.toLowerCase(Locale.ROOT).startsWith("file:")) {
+                try {
+                    return Path.of(new URI(location));
+                } catch (URISyntaxException | IllegalArgumentException | FileSystemNotFoundException notAFileUri) {
+                    // file:relative/path, or an unencoded space: what follows the scheme is the path
+                    return Path.of(location.substring("file:".length()));
+                }
+            }
+            return Path.of(location);
+        } catch (InvalidPathException e) {
+            throw new ConfigException(CONFIG, location, ACCEPTED + "; not a valid path: " + e.getMessage(), e);
+        }
+    }
+
+    private static Properties parse(String location, byte[] bytes) {
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException notUtf8) {
+            text = new String(bytes, StandardCharsets.ISO_8859_1);
+        }
+        Properties properties = new Properties();
+        try {
+            properties.load(new StringReader(text));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new ConfigException(CONFIG, location, "a properties file (key=value lines): " + e.getMessage(), e);
+        }
+        return properties;
+    }
+}

@@ -1,0 +1,139 @@
+package dev.sluice.http;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class RequestMatcherTest {
+
+    private static RequestMatcher matcher(String... entries) {
+        return RequestMatcher.parse(List.of(entries));
+    }
+
+    @Test
+    void patternWithoutStarMatchesExactlyThatPath() {
+        RequestMatcher login = matcher("/login");
+        assertThat(login.matches("GET", "/login")).isTrue();
+        assertThat(login.matches("GET", "/login/")).isFalse();
+        assertThat(login.matches("GET", "/login/x")).isFalse();
+        assertThat(login.matches("GET", "/loginx")).isFalse();
+        assertThat(login.matches("GET", "/Login")).as("paths are case-sensitive").isFalse();
+    }
+
+    @Test
+    void rootPatternMatchesOnlyTheRoot() {
+        assertThat(matcher("/").matches("GET", "/")).isTrue();
+        assertThat(matcher("/").matches("GET", "")).as("an empty path is the root").isTrue();
+        assertThat(matcher("/").matches("GET", "/a")).isFalse();
+    }
+
+    @Test
+    void singleStarMatchesExactlyOneSegment() {
+        RequestMatcher users = matcher("/users/*");
+        assertThat(users.matches("GET", "/users/42")).isTrue();
+        assertThat(users.matches("GET", "/users/")).isTrue();
+        assertThat(users.matches("GET", "/users")).isFalse();
+        assertThat(users.matches("GET", "/users/42/orders")).isFalse();
+        assertThat(matcher("/users/*/orders").matches("GET", "/users/42/orders")).isTrue();
+        assertThat(matcher("/users/*/orders").matches("GET", "/users/42/43/orders")).isFalse();
+    }
+
+    @Test
+    void starInsideASegmentStaysWithinIt() {
+        RequestMatcher css = matcher("/static/*.css");
+        assertThat(css.matches("GET", "/static/site.css")).isTrue();
+        assertThat(css.matches("GET", "/static/.css")).isTrue();
+        assertThat(css.matches("GET", "/static/site.js")).isFalse();
+        assertThat(css.matches("GET", "/static/a/site.css")).isFalse();
+        RequestMatcher glob = matcher("/v*/items-*-x*");
+        assertThat(glob.matches("GET", "/v2/items-7-x")).isTrue();
+        assertThat(glob.matches("GET", "/v2/items-x")).as("pieces may not overlap").isFalse();
+    }
+
+    @Test
+    void doubleStarMatchesAnyNumberOfSegmentsIncludingNone() {
+        RequestMatcher api = matcher("/api/**");
+        assertThat(api.matches("GET", "/api")).isTrue();
+        assertThat(api.matches("GET", "/api/")).isTrue();
+        assertThat(api.matches("GET", "/api/a")).isTrue();
+        assertThat(api.matches("GET", "/api/a/b/c")).isTrue();
+        assertThat(api.matches("GET", "/apix")).isFalse();
+        assertThat(api.matches("GET", "/x/api/a")).isFalse();
+    }
+
+    @Test
+    void doubleStarInTheMiddleBacktracks() {
+        RequestMatcher m = matcher("/a/**/b/*.json");
+        assertThat(m.matches("GET", "/a/b/x.json")).isTrue();
+        assertThat(m.matches("GET", "/a/x/y/b/z.json")).isTrue();
+        assertThat(m.matches("GET", "/a/b/b/b/z.json")).isTrue();
+        assertThat(m.matches("GET", "/a/x/b/z.xml")).isFalse();
+        assertThat(m.matches("GET", "/a/x/b/")).isFalse();
+        assertThat(matcher("/**/*.css").matches("GET", "/deep/down/site.css")).isTrue();
+    }
+
+    @Test
+    void slashDoubleStarMatchesEverything() {
+        RequestMatcher all = matcher("/**");
+        assertThat(all.matches("GET", "/")).isTrue();
+        assertThat(all.matches("GET", "")).isTrue();
+        assertThat(all.matches("DELETE", "/a/b/c")).isTrue();
+    }
+
+    @Test
+    void methodIsCaseInsensitiveAndOptional() {
+        RequestMatcher login = matcher("POST /login");
+        assertThat(login.matches("POST", "/login")).isTrue();
+        assertThat(login.matches("post", "/login")).isTrue();
+        assertThat(login.matches("GET", "/login")).isFalse();
+        assertThat(matcher("post /login").matches("POST", "/login")).isTrue();
+        assertThat(matcher("/login").matches("PATCH", "/login")).isTrue();
+    }
+
+    @Test
+    void severalMethodsAreJoinedWithBar() {
+        RequestMatcher feed = matcher("GET|HEAD /feed");
+        assertThat(feed.matches("HEAD", "/feed")).isTrue();
+        assertThat(feed.matches("GET", "/feed")).isTrue();
+        assertThat(feed.matches("POST", "/feed")).isFalse();
+    }
+
+    @Test
+    void anyEntryMatchingIsEnough() {
+        RequestMatcher m = matcher("POST /login", " /api/** ", "");
+        assertThat(m.matches("POST", "/login")).isTrue();
+        assertThat(m.matches("GET", "/api/x")).isTrue();
+        assertThat(m.matches("GET", "/login")).isFalse();
+    }
+
+    @Test
+    void emptyListMatchesNothing() {
+        assertThat(RequestMatcher.parse(List.of()).matches("GET", "/")).isFalse();
+        assertThat(RequestMatcher.parse(List.of()).isEmpty()).isTrue();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = ';', value = {
+            "api/**;must start with /",
+            "*;must start with /",
+            "/api/***;** must be a whole path segment",
+            "/api/**.json;** must be a whole path segment",
+            "/a//b;empty segment",
+            "POST GET /login;at most one method list",
+            "GET,HEAD /x;join methods with |, not ,",
+            "G*T /x;is not an HTTP method",
+            "GET| /x;empty method",
+            "POST;must start with /"})
+    void badPatternsAreRejectedWithTheEntryAndTheAcceptedForms(String entry, String problem) {
+        assertThatThrownBy(() -> matcher(entry))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'" + entry + "'")
+                .hasMessageContaining(problem)
+                .hasMessageContaining("e.g. POST /login");
+    }
+}

@@ -1,0 +1,111 @@
+package dev.sluice.testing;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.lang.reflect.Proxy;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Just enough of the Servlet API to drive {@code RateLimitFilter.doFilter} a million times in a
+ * unit test, where a real container would measure the container. Real containers are exercised by
+ * the integration tests in {@code src-it}.
+ */
+public final class FakeServlet {
+
+    private FakeServlet() {
+    }
+
+    /** A filter configuration with these init-params. */
+    public static FilterConfig filterConfig(String name, Map<String, String> params) {
+        return (FilterConfig) Proxy.newProxyInstance(FakeServlet.class.getClassLoader(), new Class<?>[]{FilterConfig.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getFilterName" -> name;
+                    case "getInitParameter" -> params.get((String) args[0]);
+                    case "getInitParameterNames" -> Collections.enumeration(params.keySet());
+                    case "getServletContext" -> null;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    /** A GET of {@code path} from {@code remoteAddr} with the given headers (name, value, name, value...). */
+    public static HttpServletRequest get(String path, String remoteAddr, String... headers) {
+        Map<String, String> h = new HashMap<>();
+        for (int i = 0; i + 1 < headers.length; i += 2) h.put(headers[i].toLowerCase(Locale.ROOT), headers[i + 1]);
+        Map<String, Object> attributes = new HashMap<>(4);
+        return (HttpServletRequest) Proxy.newProxyInstance(FakeServlet.class.getClassLoader(),
+                new Class<?>[]{HttpServletRequest.class}, (proxy, method, args) -> switch (method.getName()) {
+                    case "getMethod" -> "GET";
+                    case "getServletPath" -> path;
+                    case "getPathInfo", "getQueryString", "getUserPrincipal" -> null;
+                    case "getRemoteAddr" -> remoteAddr;
+                    case "getHeader" -> h.get(((String) args[0]).toLowerCase(Locale.ROOT));
+                    case "getHeaders" -> {
+                        String v = h.get(((String) args[0]).toLowerCase(Locale.ROOT));
+                        Enumeration<String> e = v == null ? Collections.emptyEnumeration() : Collections.enumeration(List.of(v));
+                        yield e;
+                    }
+                    case "getAttribute" -> attributes.get((String) args[0]);
+                    case "setAttribute" -> attributes.put((String) args[0], args[1]);
+                    case "isAsyncSupported" -> false;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    /** A response that records its status and headers into {@code into} ("status" holds the status). */
+    public static HttpServletResponse response(Map<String, String> into) {
+        return (HttpServletResponse) Proxy.newProxyInstance(FakeServlet.class.getClassLoader(),
+                new Class<?>[]{HttpServletResponse.class}, (proxy, method, args) -> switch (method.getName()) {
+                    case "setStatus" -> into.put("status", args[0].toString());
+                    case "setHeader" -> into.put((String) args[0], (String) args[1]);
+                    case "setContentType", "setContentLength" -> null;
+                    case "getOutputStream" -> DISCARD;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    /** A chain that counts the requests it lets through. */
+    public static final class CountingChain implements FilterChain {
+        public long passed;
+
+        @Override
+        public void doFilter(jakarta.servlet.ServletRequest request, jakarta.servlet.ServletResponse response) {
+            passed++;
+        }
+    }
+
+    public static Map<String, String> params(String... kv) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < kv.length; i += 2) m.put(kv[i], kv[i + 1]);
+        return m;
+    }
+
+    private static final ServletOutputStream DISCARD = new ServletOutputStream() {
+        @Override
+        public boolean isReady() {
+            return true;
+        }
+
+        @Override
+        public void setWriteListener(WriteListener writeListener) {
+        }
+
+        @Override
+        public void write(int b) {
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+        }
+    };
+}

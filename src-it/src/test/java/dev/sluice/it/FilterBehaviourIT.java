@@ -1,0 +1,215 @@
+package dev.sluice.it;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The example WAR in Jetty against a real Redis, driven over HTTP as users drive it. */
+class FilterBehaviourIT {
+
+    private static final Pattern RATE_LIMIT_ITEM = Pattern.compile("\"(\\w+)\";r=(\\d+);t=(\\d+)");
+
+    @Test
+    void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("denial",
+                "rule.api.algorithm", "fixed-window", "rule.api.limit", "3", "rule.api.window", "1h"))) {
+            HttpResponse<String> first = Http.get(app.uri("/api/hello"));
+            assertThat(first.statusCode()).isEqualTo(200);
+            assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=3600");
+            assertThat(item(first, "api")[0]).isEqualTo(2);
+            assertThat(first.headers().firstValue("X-RateLimit-Limit")).hasValue("3");
+            assertThat(first.headers().firstValue("X-RateLimit-Remaining")).hasValue("2");
+
+            Http.get(app.uri("/api/hello"));
+            assertThat(Http.get(app.uri("/api/hello")).statusCode()).isEqualTo(200);
+            HttpResponse<String> denied = Http.get(app.uri("/api/hello"));
+
+            assertThat(denied.statusCode()).isEqualTo(429);
+            long retryAfter = Long.parseLong(denied.headers().firstValue("Retry-After").orElseThrow());
+            assertThat(retryAfter).isBetween(1L, 3600L);
+            long[] api = item(denied, "api");
+            assertThat(api[0]).isZero();
+            assertThat(api[1]).isBetween(1L, retryAfter);
+            assertThat(denied.headers().firstValue("Cache-Control")).hasValue("no-store");
+            assertThat(denied.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
+            assertThat(denied.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
+            assertThat(denied.headers().firstValue("X-RateLimit-Reset")).hasValue(Long.toString(api[1]));
+            assertThat(denied.body())
+                    .contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
+                    .contains("\"status\":429")
+                    .contains("\"violated-policies\":[\"api\"]");
+        }
+    }
+
+    @Test
+    void statusCodeIsConfigurable() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("status", "status-code", "503",
+                "rule.api.limit", "1", "rule.api.window", "1h"))) {
+            Http.get(app.uri("/api/a"));
+            HttpResponse<String> denied = Http.get(app.uri("/api/a"));
+            assertThat(denied.statusCode()).isEqualTo(503);
+            assertThat(denied.body()).contains("\"status\":503");
+        }
+    }
+
+    @Test
+    void loginRuleLimitsPostsOnly() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("login"))) {
+            for (int i = 0; i < 5; i++) {
+                assertThat(Http.post(app.uri("/login")).statusCode()).as("attempt %d", i + 1).isEqualTo(401);
+            }
+            HttpResponse<String> sixth = Http.post(app.uri("/login"));
+            assertThat(sixth.statusCode()).isEqualTo(429);
+            assertThat(sixth.body()).contains("\"violated-policies\":[\"login\"]");
+
+            HttpResponse<String> form = Http.get(app.uri("/login"));
+            assertThat(form.statusCode()).isEqualTo(200);
+            assertThat(form.headers().firstValue("RateLimit")).isEmpty();
+        }
+    }
+
+    @Test
+    void excludedHealthCheckIsNeverLimited() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("exclude",
+                "rule.api.match", "/**", "rule.api.limit", "1", "rule.api.window", "1h"))) {
+            for (int i = 0; i < 10; i++) {
+                HttpResponse<String> health = Http.get(app.uri("/health"));
+                assertThat(health.statusCode()).isEqualTo(200);
+                assertThat(health.headers().firstValue("RateLimit")).isEmpty();
+            }
+            assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
+            assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(429);
+        }
+    }
+
+    @Test
+    void exemptClientsAreNeverLimited() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("exempt", "exempt-ips", "127.0.0.0/8",
+                "rule.api.limit", "1", "rule.api.window", "1h"))) {
+            for (int i = 0; i < 5; i++) {
+                assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
+            }
+        }
+    }
+
+    @Test
+    void spoofedForwardedForFromUntrustedPeerIsIgnored() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("spoof", "rule.api.limit", "2", "rule.api.window", "1h"))) {
+            assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.1").statusCode()).isEqualTo(200);
+            assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.2").statusCode()).isEqualTo(200);
+            assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.3").statusCode())
+                    .as("a client behind no trusted proxy cannot mint identities with X-Forwarded-For")
+                    .isEqualTo(429);
+        }
+    }
+
+    @Test
+    void trustedProxyForwardedForIdentifiesEachClient() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("trusted", "trusted-proxies", "127.0.0.1/32",
+                "rule.api.limit", "2", "rule.api.window", "1h"))) {
+            assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "203.0.113.1").statusCode()).isEqualTo(200);
+            // the right-most address that is not a trusted proxy is the client: the spoofed left entry is ignored
+            assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "10.9.9.9, 203.0.113.1").statusCode()).isEqualTo(200);
+            assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "203.0.113.1").statusCode()).isEqualTo(429);
+            assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "203.0.113.2").statusCode())
+                    .as("another client behind the same proxy has its own quota").isEqualTo(200);
+        }
+    }
+
+    @Test
+    void rfc7239ForwardedHeaderIdentifiesClients() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("forwarded", "trusted-proxies", "127.0.0.1/32",
+                "client-ip-header", "Forwarded", "rule.api.limit", "1", "rule.api.window", "1h"))) {
+            assertThat(Http.get(app.uri("/api/x"), "Forwarded", "for=\"[2001:db8:cafe::17]:4711\"").statusCode()).isEqualTo(200);
+            assertThat(Http.get(app.uri("/api/x"), "Forwarded", "for=\"[2001:db8:cafe::99]\"").statusCode())
+                    .as("IPv6 clients are counted per /64").isEqualTo(429);
+            assertThat(Http.get(app.uri("/api/x"), "Forwarded", "for=192.0.2.60;proto=http").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void dryRunNeverBlocksButSendsTheHeaders() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("dryrun", "mode", "dry-run",
+                "rule.api.limit", "2", "rule.api.window", "1h"))) {
+            HttpResponse<String> last = null;
+            for (int i = 0; i < 5; i++) {
+                last = Http.get(app.uri("/api/x"));
+                assertThat(last.statusCode()).isEqualTo(200);
+            }
+            assertThat(item(last, "api")[0]).isZero();
+            assertThat(last.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
+        }
+    }
+
+    @Test
+    void forwardedRequestIsCountedOnce() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("once", "rule.api.algorithm", "fixed-window",
+                "rule.api.limit", "4", "rule.api.window", "1h"))) {
+            for (int i = 0; i < 4; i++) {
+                HttpResponse<String> r = Http.get(app.uri("/forward/x"));
+                assertThat(r.statusCode()).as("request %d", i + 1).isEqualTo(200);
+                assertThat(r.body()).contains("\"path\":\"/x\"");
+                assertThat(item(r, "api")[0]).isEqualTo(3 - i);
+            }
+            assertThat(Http.get(app.uri("/forward/x")).statusCode()).isEqualTo(429);
+        }
+    }
+
+    @Test
+    void deniedRequestTakesNothingFromOtherRules() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("atomic", "rules", "api, login, site",
+                "rule.api.algorithm", "fixed-window", "rule.api.limit", "2", "rule.api.window", "1h",
+                "rule.site.algorithm", "token-bucket", "rule.site.limit", "100", "rule.site.window", "1h",
+                "rule.site.key", "global"))) {
+            Http.get(app.uri("/api/x"));
+            HttpResponse<String> second = Http.get(app.uri("/api/x"));
+            assertThat(item(second, "site")[0]).isEqualTo(98);
+            for (int i = 0; i < 5; i++) {
+                assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(429);
+            }
+            HttpResponse<String> other = Http.get(app.uri("/login"));
+            assertThat(item(other, "site")[0]).as("five denied api requests took nothing from 'site'").isEqualTo(97);
+        }
+    }
+
+    @Test
+    void warWithBadConfigurationFailsToStart() {
+        Map<String, String> params = WebApp.params("bad", "rule.api.limit", "-1");
+        assertThatThrownBy(() -> WebApp.start(params).close())
+                .satisfies(e -> assertThat(causes(e)).contains("rule.api.limit").contains("-1"));
+    }
+
+    @Test
+    void warWithUnknownKeyFailsToStart() {
+        Map<String, String> params = WebApp.params("typo", "rule.api.windw", "1m");
+        assertThatThrownBy(() -> WebApp.start(params).close())
+                .satisfies(e -> assertThat(causes(e)).contains("rule.api.windw"));
+    }
+
+    /** r and t of the rule's item in the RateLimit field. */
+    static long[] item(HttpResponse<String> response, String rule) {
+        String field = response.headers().firstValue("RateLimit").orElseThrow(() ->
+                new AssertionError("no RateLimit field in " + response.headers().map()));
+        Matcher m = RATE_LIMIT_ITEM.matcher(field);
+        while (m.find()) {
+            if (m.group(1).equals(rule)) {
+                return new long[]{Long.parseLong(m.group(2)), Long.parseLong(m.group(3))};
+            }
+        }
+        throw new AssertionError("no item for " + rule + " in RateLimit: " + field);
+    }
+
+    private static String causes(Throwable e) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            sb.append(t).append('\n');
+        }
+        return sb.toString();
+    }
+}

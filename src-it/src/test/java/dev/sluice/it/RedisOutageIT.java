@@ -1,0 +1,131 @@
+package dev.sluice.it;
+
+import dev.sluice.testing.RedisProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import java.lang.management.ManagementFactory;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The failure policy over HTTP, with the WAR's own Redis taken away: the {@code api} rule fails
+ * open (the local backstop decides), the {@code login} rule fails closed (503). No request waits
+ * much longer than {@code redis.timeout}; when Redis returns, decisions go back to it by themselves.
+ * The JMX figures of the filter say what happened.
+ */
+class RedisOutageIT {
+
+    static final long TIMEOUT_MS = 100;
+    /** A decision may take the timeout plus scheduling noise on a busy 2-core CI machine. */
+    static final long SLOW_MS = TIMEOUT_MS + 400;
+
+    private RedisProcess redis;
+    private WebApp app;
+
+    @BeforeEach
+    void start() throws Exception {
+        redis = RedisProcess.start();
+        app = WebApp.start(WebApp.params("outage", "redis.url", redis.url(), "redis.timeout", TIMEOUT_MS + "ms",
+                "rule.api.limit", "100000", "rule.api.window", "1m", "rule.api.fallback-limit", "100000"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (app != null) app.close();
+        if (redis != null) redis.close();
+    }
+
+    @Test
+    void killedRedisFailsApiOpenAndLoginClosedThenRecoversEmpty() throws Exception {
+        assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
+        assertThat(Http.post(app.uri("/login")).statusCode()).isEqualTo(401);
+
+        redis.kill();
+        List<Long> latencies = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            long t0 = System.nanoTime();
+            HttpResponse<String> api = Http.get(app.uri("/api/x"));
+            latencies.add((System.nanoTime() - t0) / 1_000_000);
+            assertThat(api.statusCode()).as("open rule during the outage").isEqualTo(200);
+            HttpResponse<String> login = Http.post(app.uri("/login"));
+            assertThat(login.statusCode()).as("closed rule during the outage").isEqualTo(503);
+            assertThat(Long.parseLong(login.headers().firstValue("Retry-After").orElseThrow())).isPositive();
+        }
+        long p99 = percentile(latencies, 99);
+        assertThat(p99).as("p99 latency of an open rule while Redis is dead").isLessThan(SLOW_MS);
+
+        ObjectName bean = limiterBean();
+        MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+        assertThat((Long) jmx.getAttribute(bean, "FallbackDecisions")).isGreaterThanOrEqualTo(40);
+        assertThat((Long) jmx.getAttribute(bean, "ClosedRuleRefusals")).isGreaterThanOrEqualTo(40);
+        assertThat((Long) jmx.getAttribute(bean, "RedisErrors")).isPositive();
+        assertThat((String) jmx.getAttribute(bean, "BreakerState")).isIn("OPEN", "HALF_OPEN");
+
+        redis.restart(); // empty: no keys, no script cache
+        long restarted = System.nanoTime();
+        long recoveredMs = -1;
+        while (System.nanoTime() - restarted < 10_000_000_000L) {
+            if (Http.post(app.uri("/login")).statusCode() == 401) {
+                recoveredMs = (System.nanoTime() - restarted) / 1_000_000;
+                break;
+            }
+        }
+        System.out.printf("OUTAGE kill: 80 requests served during the outage, p99 %d ms (timeout %d ms), recovered %d ms after restart%n",
+                p99, TIMEOUT_MS, recoveredMs);
+        assertThat(recoveredMs).as("ms until Redis decides again").isBetween(0L, 3_000L);
+        assertThat((String) jmx.getAttribute(bean, "BreakerState")).isEqualTo("CLOSED");
+    }
+
+    @Test
+    void pausedRedisCostsAtMostAboutOneTimeout() throws Exception {
+        assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
+        redis.pause();
+        try {
+            List<Long> latencies = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                long t0 = System.nanoTime();
+                assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
+                latencies.add((System.nanoTime() - t0) / 1_000_000);
+                assertThat(Http.post(app.uri("/login")).statusCode()).isEqualTo(503);
+            }
+            long p99 = percentile(latencies, 99);
+            System.out.printf("OUTAGE pause: p99 %d ms, max %d ms (timeout %d ms)%n", p99, Collections.max(latencies), TIMEOUT_MS);
+            assertThat(Collections.max(latencies)).isLessThan(SLOW_MS);
+        } finally {
+            redis.resume();
+        }
+        long resumed = System.nanoTime();
+        long recoveredMs = -1;
+        while (System.nanoTime() - resumed < 10_000_000_000L) {
+            if (Http.post(app.uri("/login")).statusCode() == 401) {
+                recoveredMs = (System.nanoTime() - resumed) / 1_000_000;
+                break;
+            }
+        }
+        System.out.printf("OUTAGE pause: recovered %d ms after SIGCONT%n", recoveredMs);
+        assertThat(recoveredMs).isBetween(0L, 3_000L);
+    }
+
+    private static ObjectName limiterBean() throws Exception {
+        Set<ObjectName> names = ManagementFactory.getPlatformMBeanServer()
+                .queryNames(new ObjectName("dev.sluice:type=RateLimiter,*"), null);
+        assertThat(names).as("the filter's MXBean is registered").hasSize(1);
+        return names.iterator().next();
+    }
+
+    static long percentile(List<Long> values, int p) {
+        List<Long> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(index, sorted.size() - 1)));
+    }
+}

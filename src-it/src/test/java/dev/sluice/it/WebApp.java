@@ -1,0 +1,112 @@
+package dev.sluice.it;
+
+import dev.sluice.testing.TestRedis;
+import org.eclipse.jetty.ee10.webapp.WebAppContext;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The example WAR ({@code examples/target/sluice-examples.war}) deployed in an embedded Jetty 12
+ * on a free loopback port, exactly as a user deploys it, with the filter's init-params overridden
+ * through an override descriptor (init-params win over the WAR's ratelimit.properties).
+ */
+final class WebApp implements AutoCloseable {
+
+    private final Server server;
+    private final ServerConnector connector;
+
+    private WebApp(Server server, ServerConnector connector) {
+        this.server = server;
+        this.connector = connector;
+    }
+
+    /** The path of the WAR under test. */
+    static Path war() {
+        String path = System.getProperty("sluice.war", "../examples/target/sluice-examples.war");
+        Path war = Path.of(path);
+        if (!Files.isRegularFile(war)) {
+            throw new IllegalStateException("example WAR not found at " + war.toAbsolutePath()
+                    + ": run the integration tests through Maven (mvn verify) so the WAR is built first");
+        }
+        return war;
+    }
+
+    /** Init-params pointing the WAR's filter at the test Redis under a fresh key prefix, plus {@code overrides}. */
+    static Map<String, String> params(String testName, String... overrides) {
+        Map<String, String> params = new LinkedHashMap<>();
+        params.put("redis.url", TestRedis.url());
+        params.put("key-prefix", TestRedis.uniquePrefix(testName));
+        params.put("redis.timeout", "500ms"); // a shared, busy CI machine: the fleet test must not fall back
+        for (int i = 0; i + 1 < overrides.length; i += 2) {
+            params.put(overrides[i], overrides[i + 1]);
+        }
+        return params;
+    }
+
+    /** Deploys the WAR with the filter's init-params overridden by {@code filterParams}. */
+    static WebApp start(Map<String, String> filterParams) throws Exception {
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        WebAppContext app = new WebAppContext();
+        app.setContextPath("/");
+        app.setWar(war().toAbsolutePath().toString());
+        app.setThrowUnavailableOnStartupException(true);
+        app.addOverrideDescriptor(overrideDescriptor(filterParams).toString());
+        server.setHandler(app);
+        try {
+            server.start();
+        } catch (Exception e) {
+            server.stop();
+            throw e;
+        }
+        return new WebApp(server, connector);
+    }
+
+    private static Path overrideDescriptor(Map<String, String> params) {
+        StringBuilder xml = new StringBuilder("""
+                <?xml version="1.0" encoding="UTF-8"?>
+                <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+                  <filter>
+                    <filter-name>sluice</filter-name>
+                """);
+        params.forEach((k, v) -> xml.append("    <init-param><param-name>").append(escape(k))
+                .append("</param-name><param-value>").append(escape(v)).append("</param-value></init-param>\n"));
+        xml.append("  </filter>\n</web-app>\n");
+        try {
+            Path file = Files.createTempFile("sluice-override-", ".xml");
+            file.toFile().deleteOnExit();
+            Files.writeString(file, xml);
+            return file;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+
+    int port() {
+        return connector.getLocalPort();
+    }
+
+    URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + port() + path);
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.stop();
+    }
+}
