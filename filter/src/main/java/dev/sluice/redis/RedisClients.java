@@ -4,6 +4,7 @@ import dev.sluice.config.SluiceConfig;
 import dev.sluice.config.SluiceConfig.HostPort;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.ClusterCommandObjects;
 import redis.clients.jedis.CommandObjects;
 import redis.clients.jedis.ConnectionPoolConfig;
@@ -38,6 +39,10 @@ import java.util.function.Supplier;
  *   <li>a borrowed connection is not PINGed first ({@code testOnBorrow=false}), so a decision costs
  *       one round trip; broken idle connections are found by the pool's background evictor instead,
  *       and a connection that fails mid-call is discarded by Jedis;</li>
+ *   <li>a new connection sends nothing before its first command (no {@code CLIENT SETNAME}/
+ *       {@code SETINFO}; only {@code AUTH} and {@code SELECT} when configured): when Redis is stuck, a
+ *       connection made for a waiting caller would otherwise add a second read timeout to someone's
+ *       request;</li>
  *   <li>on Cluster, redirections (MOVED/ASK) and retries after a node failure stop once
  *       {@code redis.timeout} has passed in total, so a dying node costs about one timeout, not
  *       five.</li>
@@ -54,9 +59,6 @@ import java.util.function.Supplier;
  * whatever the topology.
  */
 public final class RedisClients {
-
-    /** Shown in {@code CLIENT LIST}, so operators can tell Sluice's connections apart. */
-    static final String CLIENT_NAME = "sluice";
 
     /** Sentinel/Cluster unreachable at start: the least time between two attempts to ask them for the topology. */
     static final long DEFERRED_RETRY_MILLIS = 500;
@@ -132,7 +134,7 @@ public final class RedisClients {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(timeout)
                 .socketTimeoutMillis(timeout)
-                .clientName(CLIENT_NAME)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
                 .user(blankToNull(settings.user()))
                 .password(blankToNull(settings.password()));
         if (withDatabase) {
@@ -149,7 +151,7 @@ public final class RedisClients {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(timeout)
                 .socketTimeoutMillis(timeout)
-                .clientName(CLIENT_NAME);
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
         if (settings.ssl()) {
             b.ssl(true).sslParameters(verifyingHostname());
         }
