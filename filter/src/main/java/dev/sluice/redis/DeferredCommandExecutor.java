@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import redis.clients.jedis.CommandObject;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.executors.CommandExecutor;
 
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -74,12 +75,19 @@ final class DeferredCommandExecutor implements CommandExecutor {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
         CommandExecutor d;
         synchronized (this) {
             closed = true;
             d = delegate;
         }
-        if (d != null) d.close();
+        if (d == null) return;
+        try {
+            d.close();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new JedisException("closing the client of " + target + " failed", e);
+        }
     }
 }

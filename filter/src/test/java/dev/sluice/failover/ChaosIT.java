@@ -224,8 +224,7 @@ class ChaosIT {
     }
 
     /** Waits for recovery and a stretch of healthy decisions, stops the load, and prints the figures. */
-    private static ChaosOutcome finish(ChaosLoad load, String scenario, long faultAt, long mendedAt)
-            throws InterruptedException {
+    private static ChaosOutcome finish(ChaosLoad load, String scenario, long faultAt, long mendedAt) {
         return ChaosOutcome.finish(load, scenario, faultAt, mendedAt, RECOVERY_BOUND_MS);
     }
 }

@@ -27,8 +27,7 @@ final class ChaosOutcome {
      * Waits for the first Redis decision after {@code mendedAt} and 300 ms of Redis decisions after it,
      * stops the load, prints the figures ({@code -Dchaos.debug=true}: also the slowest Redis calls).
      */
-    static ChaosOutcome finish(ChaosLoad load, String scenario, long faultAt, long mendedAt, long recoveryBoundMs)
-            throws InterruptedException {
+    static ChaosOutcome finish(ChaosLoad load, String scenario, long faultAt, long mendedAt, long recoveryBoundMs) {
         Poll.until(Duration.ofMillis(recoveryBoundMs + 2_000), "a Redis decision after Redis was mended",
                 () -> load.lastRedisDecisionNanos() - mendedAt > 0);
         long recoveredAt = load.lastRedisDecisionNanos();
