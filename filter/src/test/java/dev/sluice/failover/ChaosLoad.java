@@ -153,9 +153,14 @@ final class ChaosLoad implements AutoCloseable {
         return samples.stream().mapToLong(Sample::nanos).max().orElse(0) / 1e6;
     }
 
+    /** Stops the threads and waits for them. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         running = false;
-        stopped.await();
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -3,6 +3,7 @@ package dev.sluice.testing;
 import dev.sluice.config.SluiceConfig.HostPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.MigrateParams;
+import redis.clients.jedis.resps.ClusterShardInfo;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.io.IOException;
@@ -107,13 +108,13 @@ public final class RedisClusterGroup implements AutoCloseable {
     public RedisProcess ownerOf(String key) {
         int slot = JedisClusterCRC16.getSlot(key);
         try (Jedis any = new Jedis("127.0.0.1", nodes.get(0).port(), 2000)) {
-            for (Object range : any.clusterSlots()) {
-                List<?> r = (List<?>) range;
-                long from = (Long) r.get(0);
-                long to = (Long) r.get(1);
-                if (slot >= from && slot <= to) {
-                    long port = (Long) ((List<?>) r.get(2)).get(1);
-                    return nodes.stream().filter(n -> n.port() == port).findFirst().orElseThrow();
+            for (ClusterShardInfo shard : any.clusterShards()) {
+                for (List<Long> range : shard.getSlots()) {
+                    if (slot >= range.get(0) && slot <= range.get(1)) {
+                        long port = shard.getNodes().stream().filter(n -> "master".equals(n.getRole()))
+                                .findFirst().orElseThrow().getPort();
+                        return nodes.stream().filter(n -> n.port() == port).findFirst().orElseThrow();
+                    }
                 }
             }
         }
