@@ -58,6 +58,7 @@ final class OutageLog {
     /** A Redis call failed. The first failure of an outage starts it. */
     void failed(Throwable failure) {
         if (down) return;
+        Runnable line;
         synchronized (this) {
             if (down) return;
             long now = clock.millis();
@@ -67,8 +68,9 @@ final class OutageLog {
             refused.reset();
             announced = false;
             down = true;
-            announceIfQuiet(now);
+            line = announceIfQuiet(now);
         }
+        line.run();
     }
 
     /** A decision was made by the local backstop. */
@@ -86,46 +88,62 @@ final class OutageLog {
     /** Redis answered with the breaker closed: the outage, if any, is over. */
     void recovered() {
         if (!down) return;
+        long tookMillis;
+        long localDecisions;
+        long refusals;
         synchronized (this) {
             if (!down) return;
             down = false;
-            long decisions = fellBack.sum() + refused.sum();
-            if (announced) {
-                log.info("Sluice: Redis {} answers again after {} ms; during the outage {} decisions used the local "
-                                + "backstop (failure-policy open) and {} were refused (failure-policy closed)",
-                        target, clock.millis() - downSince, fellBack.sum(), refused.sum());
-            } else {
-                unannouncedOutages++;
-                unannouncedDecisions += decisions;
-            }
             cause = null;
+            localDecisions = fellBack.sum();
+            refusals = refused.sum();
+            tookMillis = clock.millis() - downSince;
+            if (!announced) {
+                unannouncedOutages++;
+                unannouncedDecisions += localDecisions + refusals;
+                return;
+            }
         }
+        log.info("Sluice: Redis {} answers again after {} ms; during the outage {} decisions used the local "
+                        + "backstop (failure-policy open) and {} were refused (failure-policy closed)",
+                target, tookMillis, localDecisions, refusals);
     }
 
     private void announceLate() {
         if (!down) return;
+        Runnable line;
         synchronized (this) {
-            if (down && !announced) announceIfQuiet(clock.millis());
+            if (!down || announced) return;
+            line = announceIfQuiet(clock.millis());
         }
+        line.run();
     }
 
+    /**
+     * Marks the outage announced if no WARN was logged within the quiet period, and returns the logging
+     * to do once the lock is released (writing a log line can be slow; other callers must not wait for it).
+     */
     // guarded by this
-    private void announceIfQuiet(long now) {
-        if (everWarned && now - lastWarnAt < quietMillis) return;
+    private Runnable announceIfQuiet(long now) {
+        if (everWarned && now - lastWarnAt < quietMillis) return () -> { };
+        String since = now == downSince ? "" : " since " + (now - downSince) + " ms";
         String earlier = unannouncedOutages == 0 ? ""
                 : " (" + unannouncedOutages + " shorter outages since the last warning, " + unannouncedDecisions
                 + " decisions made by the failure policy)";
-        log.warn("Sluice: Redis {} is unavailable{}{}: rules with failure-policy open use the local backstop at "
-                        + "their fallback-limit, rules with failure-policy closed refuse requests (503). Cause: {}",
-                target, now == downSince ? "" : " since " + (now - downSince) + " ms", earlier, describe(cause));
-        if (log.isDebugEnabled() && cause != null) {
-            log.debug("Sluice: Redis {} failure detail", target, cause);
-        }
+        Throwable why = cause;
         everWarned = true;
         lastWarnAt = now;
         unannouncedOutages = 0;
         unannouncedDecisions = 0;
         announced = true;
+        return () -> {
+            log.warn("Sluice: Redis {} is unavailable{}{}: rules with failure-policy open use the local backstop at "
+                            + "their fallback-limit, rules with failure-policy closed refuse requests (503). Cause: {}",
+                    target, since, earlier, describe(why));
+            if (why != null && log.isDebugEnabled()) {
+                log.debug("Sluice: Redis {} failure detail", target, why);
+            }
+        };
     }
 
     /** The cause chain's classes and messages on one line, with any URL credentials masked. */

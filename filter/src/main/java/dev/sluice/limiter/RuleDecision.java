@@ -20,7 +20,11 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
         REDIS,
         /** The in-process engine: {@code backend=local}, or the backstop of an {@code open} rule while Redis is away. */
         LOCAL,
-        /** Redis was away and the rule is {@code closed}: refused without counting. */
+        /**
+         * Redis was away and the request has a {@code closed} rule: that rule refuses it without counting
+         * ({@code allowed=false}, {@code retryAfterMs} until Redis is tried again); the request's other
+         * rules were not evaluated and took nothing ({@code allowed=true}, figures 0).
+         */
         UNAVAILABLE
     }
 

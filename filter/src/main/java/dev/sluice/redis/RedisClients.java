@@ -2,6 +2,11 @@ package dev.sluice.redis;
 
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.config.SluiceConfig.HostPort;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.ClusterCommandObjects;
+import redis.clients.jedis.CommandObjects;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -10,12 +15,19 @@ import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.JedisSentineled;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.executors.ClusterCommandExecutor;
+import redis.clients.jedis.executors.CommandExecutor;
+import redis.clients.jedis.executors.DefaultCommandExecutor;
+import redis.clients.jedis.providers.ClusterConnectionProvider;
+import redis.clients.jedis.providers.SentineledConnectionProvider;
 
 import javax.net.ssl.SSLParameters;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Builds the pooled Jedis client for {@link SluiceConfig.RedisSettings}: a {@link JedisPooled} for a
@@ -27,6 +39,10 @@ import java.util.Set;
  *   <li>a borrowed connection is not PINGed first ({@code testOnBorrow=false}), so a decision costs
  *       one round trip; broken idle connections are found by the pool's background evictor instead,
  *       and a connection that fails mid-call is discarded by Jedis;</li>
+ *   <li>a new connection sends nothing before its first command (no {@code CLIENT SETNAME}/
+ *       {@code SETINFO}; only {@code AUTH} and {@code SELECT} when configured): when Redis is stuck, a
+ *       connection made for a waiting caller would otherwise add a second read timeout to someone's
+ *       request;</li>
  *   <li>on Cluster, redirections (MOVED/ASK) and retries after a node failure stop once
  *       {@code redis.timeout} has passed in total, so a dying node costs about one timeout, not
  *       five.</li>
@@ -36,13 +52,18 @@ import java.util.Set;
  * (or IP address) Sluice connects to. Credentials go to {@code AUTH user password} (Redis 6 ACL) or
  * {@code AUTH password}; Sentinels are asked without credentials.
  *
- * <p>Nothing is connected here: the first call connects (standalone), while Sentinel and Cluster
- * ask their seeds for the topology at once and throw if none answers.
+ * <p>A standalone client connects on its first call. Sentinel and Cluster clients ask their
+ * Sentinels or seeds for the topology at once; if none answers, the client is built anyway and asks
+ * again on use (at most every {@value #DEFERRED_RETRY_MILLIS} ms, calls failing meanwhile like calls to
+ * a dead Redis), so that an application can start while Redis is away, under the failure policy,
+ * whatever the topology.
  */
 public final class RedisClients {
 
-    /** Shown in {@code CLIENT LIST}, so operators can tell Sluice's connections apart. */
-    static final String CLIENT_NAME = "sluice";
+    /** Sentinel/Cluster unreachable at start: the least time between two attempts to ask them for the topology. */
+    static final long DEFERRED_RETRY_MILLIS = 500;
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisClients.class);
 
     /** Cluster: attempts per call (first try plus redirections or retries), all within one timeout. */
     static final int CLUSTER_MAX_ATTEMPTS = 3;
@@ -50,18 +71,44 @@ public final class RedisClients {
     private RedisClients() {
     }
 
-    /** A new client; the caller closes it (which closes its pools). */
+    /**
+     * A new client; the caller closes it (which closes its pools). Never fails because Redis is
+     * away: see the class comment.
+     */
     public static UnifiedJedis create(SluiceConfig.RedisSettings settings) {
         ConnectionPoolConfig pool = poolConfig(settings);
         if (settings.cluster()) {
-            return new JedisCluster(hostsOf(settings.clusterNodes()), clientConfig(settings, false),
-                    CLUSTER_MAX_ATTEMPTS, settings.timeout(), pool);
+            Set<HostAndPort> seeds = hostsOf(settings.clusterNodes());
+            JedisClientConfig config = clientConfig(settings, false);
+            try {
+                return new JedisCluster(seeds, config, CLUSTER_MAX_ATTEMPTS, settings.timeout(), pool);
+            } catch (JedisException unreachable) {
+                return deferred(settings, unreachable, new ClusterCommandObjects(),
+                        () -> new ClusterCommandExecutor(new ClusterConnectionProvider(seeds, config, pool),
+                                CLUSTER_MAX_ATTEMPTS, settings.timeout()));
+            }
         }
         if (settings.sentinel()) {
-            return new JedisSentineled(settings.sentinelMaster(), clientConfig(settings, true), pool,
-                    hostsOf(settings.sentinelNodes()), sentinelConfig(settings));
+            Set<HostAndPort> sentinels = hostsOf(settings.sentinelNodes());
+            JedisClientConfig master = clientConfig(settings, true);
+            JedisClientConfig sentinel = sentinelConfig(settings);
+            try {
+                return new JedisSentineled(settings.sentinelMaster(), master, pool, sentinels, sentinel);
+            } catch (JedisException unreachable) {
+                return deferred(settings, unreachable, new CommandObjects(),
+                        () -> new DefaultCommandExecutor(new SentineledConnectionProvider(settings.sentinelMaster(),
+                                master, pool, sentinels, sentinel)));
+            }
         }
         return new JedisPooled(new HostAndPort(settings.host(), settings.port()), clientConfig(settings, true), pool);
+    }
+
+    private static UnifiedJedis deferred(SluiceConfig.RedisSettings settings, JedisException cause,
+                                         CommandObjects commands, Supplier<CommandExecutor> executor) {
+        LOG.warn("Sluice: no answer from {} at start ({}); starting anyway, and connecting when it answers",
+                settings.describe(), cause.getMessage());
+        return new UnifiedJedis(new DeferredCommandExecutor(executor, settings.describe(), DEFERRED_RETRY_MILLIS),
+                null, commands);
     }
 
     static ConnectionPoolConfig poolConfig(SluiceConfig.RedisSettings settings) {
@@ -87,7 +134,7 @@ public final class RedisClients {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(timeout)
                 .socketTimeoutMillis(timeout)
-                .clientName(CLIENT_NAME)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
                 .user(blankToNull(settings.user()))
                 .password(blankToNull(settings.password()));
         if (withDatabase) {
@@ -104,7 +151,7 @@ public final class RedisClients {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(timeout)
                 .socketTimeoutMillis(timeout)
-                .clientName(CLIENT_NAME);
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
         if (settings.ssl()) {
             b.ssl(true).sslParameters(verifyingHostname());
         }

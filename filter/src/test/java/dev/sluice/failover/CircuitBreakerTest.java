@@ -3,6 +3,7 @@ package dev.sluice.failover;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.failover.CircuitBreaker.Permit;
 import dev.sluice.failover.CircuitBreaker.State;
+import dev.sluice.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -11,16 +12,15 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class CircuitBreakerTest {
 
-    private final AtomicLong now = new AtomicLong(10_000);
+    private final ManualClock now = new ManualClock(10_000);
     private final List<String> transitions = new ArrayList<>();
     private final CircuitBreaker breaker = new CircuitBreaker(
-            new SluiceConfig.BreakerSettings(3, Duration.ofMillis(250), Duration.ofSeconds(1)), now::get,
+            new SluiceConfig.BreakerSettings(3, Duration.ofMillis(250), Duration.ofSeconds(1)), now,
             (from, to, openFor) -> transitions.add(from + "->" + to + (to == State.OPEN ? "(" + openFor + ")" : "")));
 
     @Test
@@ -59,9 +59,9 @@ class CircuitBreakerTest {
     @Test
     void afterTheOpenIntervalOneProbeGoesThroughAndOthersKeepUsingTheFailurePolicy() {
         fail(3);
-        now.addAndGet(249);
+        now.advance(249);
         assertThat(breaker.acquire()).isEqualTo(Permit.REJECTED);
-        now.addAndGet(1);
+        now.advance(1);
 
         assertThat(breaker.acquire()).isEqualTo(Permit.PROBE);
         assertThat(breaker.state()).isEqualTo(State.HALF_OPEN);
@@ -72,7 +72,7 @@ class CircuitBreakerTest {
     @Test
     void successfulProbeClosesTheBreaker() {
         fail(3);
-        now.addAndGet(250);
+        now.advance(250);
         Permit probe = breaker.acquire();
 
         breaker.onSuccess(probe);
@@ -87,7 +87,7 @@ class CircuitBreakerTest {
         fail(3);
         List<Long> intervals = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            now.addAndGet(breaker.millisUntilProbe());
+            now.advance(breaker.millisUntilProbe());
             Permit probe = breaker.acquire();
             assertThat(probe).isEqualTo(Permit.PROBE);
             breaker.onFailure(probe);
@@ -100,9 +100,9 @@ class CircuitBreakerTest {
     @Test
     void theIntervalStartsAgainFromOpenBaseAfterRecovery() {
         fail(3);
-        now.addAndGet(250);
+        now.advance(250);
         breaker.onFailure(breaker.acquire()); // 500
-        now.addAndGet(500);
+        now.advance(500);
         breaker.onSuccess(breaker.acquire());
 
         fail(3);
@@ -134,11 +134,11 @@ class CircuitBreakerTest {
     @Test
     void aProbeThatNeverReportsIsReplacedAfterOneInterval() {
         fail(3);
-        now.addAndGet(250);
+        now.advance(250);
         assertThat(breaker.acquire()).isEqualTo(Permit.PROBE);
-        now.addAndGet(249);
+        now.advance(249);
         assertThat(breaker.acquire()).isEqualTo(Permit.REJECTED);
-        now.addAndGet(1);
+        now.advance(1);
 
         assertThat(breaker.acquire()).isEqualTo(Permit.PROBE);
     }
@@ -146,7 +146,7 @@ class CircuitBreakerTest {
     @Test
     void concurrentCallersGetExactlyOneProbe() throws Exception {
         fail(3);
-        now.addAndGet(250);
+        now.advance(250);
         int threads = 8;
         CyclicBarrier start = new CyclicBarrier(threads);
         CountDownLatch done = new CountDownLatch(threads);

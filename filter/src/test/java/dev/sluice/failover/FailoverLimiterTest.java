@@ -11,6 +11,7 @@ import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.RuleDecision.Source;
 import dev.sluice.metrics.SluiceMetrics;
+import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.RecordingLogger;
 import org.junit.jupiter.api.Test;
 import org.slf4j.event.Level;
@@ -18,7 +19,6 @@ import org.slf4j.event.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,13 +31,13 @@ class FailoverLimiterTest {
     private static final SluiceConfig.BreakerSettings BREAKER =
             new SluiceConfig.BreakerSettings(3, Duration.ofSeconds(1), Duration.ofSeconds(8));
 
-    private final AtomicLong now = new AtomicLong(1_000_000);
+    private final ManualClock now = new ManualClock(1_000_000);
     private final FakeRedis redis = new FakeRedis();
     private final FakeLocal local = new FakeLocal();
     private final RecordingLogger log = new RecordingLogger("test");
     private final SluiceMetrics metrics = new SluiceMetrics();
     private final FailoverLimiter limiter =
-            new FailoverLimiter(redis, local, BREAKER, "redis://127.0.0.1:6390/0", metrics, now::get, log, 60_000);
+            new FailoverLimiter(redis, local, BREAKER, "redis://127.0.0.1:6390/0", metrics, now, log, 60_000);
 
     @Test
     void redisDecidesEverythingWhileItAnswers() {
@@ -129,12 +129,12 @@ class FailoverLimiterTest {
     void closedRuleRetryAfterIsTheTimeUntilTheNextProbe() {
         redis.failing = true;
         tripBreaker();
-        now.addAndGet(200);
+        now.advance(200);
         // second probe failing doubles the interval to 2 s
-        now.addAndGet(800);
+        now.advance(800);
         limiter.decide(List.of(new Acquisition(API, "ip=1")));
         assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
-        now.addAndGet(500);
+        now.advance(500);
 
         Decision d = limiter.decide(List.of(new Acquisition(LOGIN, "ip=1")));
 
@@ -151,7 +151,7 @@ class FailoverLimiterTest {
         limiter.decide(List.of(new Acquisition(API, "ip=1")));
         assertThat(redis.calls).as("no call before the open interval ends").isEqualTo(callsWhenOpened);
 
-        now.addAndGet(1000);
+        now.advance(1000);
         Decision probe = limiter.decide(List.of(new Acquisition(API, "ip=1")));
 
         assertThat(probe.rules().get(0).source()).isEqualTo(Source.REDIS);
@@ -169,7 +169,7 @@ class FailoverLimiterTest {
             limiter.decide(List.of(new Acquisition(LOGIN, "ip=" + i)));
         }
         redis.failing = false;
-        now.addAndGet(1000);
+        now.advance(1000);
         for (int i = 0; i < 50; i++) {
             limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
         }
@@ -189,12 +189,12 @@ class FailoverLimiterTest {
             limiter.decide(List.of(new Acquisition(API, "ip=1")));
             redis.failing = false;
             limiter.decide(List.of(new Acquisition(API, "ip=1")));
-            now.addAndGet(1000);
+            now.advance(1000);
         }
         assertThat(log.at(Level.WARN)).hasSize(1);
         assertThat(log.at(Level.INFO)).hasSize(1);
 
-        now.addAndGet(60_000);
+        now.advance(60_000);
         redis.failing = true;
         limiter.decide(List.of(new Acquisition(API, "ip=1")));
 
@@ -208,12 +208,12 @@ class FailoverLimiterTest {
         limiter.decide(List.of(new Acquisition(API, "ip=1")));
         redis.failing = false;
         limiter.decide(List.of(new Acquisition(API, "ip=1")));
-        now.addAndGet(5_000);
+        now.advance(5_000);
         redis.failing = true;
         limiter.decide(List.of(new Acquisition(API, "ip=1")));
         assertThat(log.at(Level.WARN)).hasSize(1);
 
-        now.addAndGet(60_000);
+        now.advance(60_000);
         limiter.decide(List.of(new Acquisition(API, "ip=1")));
 
         assertThat(log.at(Level.WARN)).hasSize(2);

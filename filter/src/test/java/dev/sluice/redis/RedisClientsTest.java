@@ -45,6 +45,8 @@ class RedisClientsTest {
         assertThat(c.getPassword()).isEqualTo("p");
         assertThat(c.getDatabase()).isEqualTo(3);
         assertThat(c.isSsl()).isFalse();
+        assertThat(c.getClientName()).as("no handshake round trip on a new connection").isNull();
+        assertThat(c.getClientSetInfoConfig().isDisabled()).isTrue();
     }
 
     @Test

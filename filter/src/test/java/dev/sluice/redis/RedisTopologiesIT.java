@@ -2,12 +2,14 @@ package dev.sluice.redis;
 
 import dev.sluice.testing.Poll;
 import dev.sluice.testing.RedisClusterGroup;
+import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.RedisSentinelGroup;
 import dev.sluice.testing.TestRedisSettings;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisSentineled;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
 
 import java.time.Duration;
 import java.util.List;
@@ -24,7 +26,7 @@ class RedisTopologiesIT {
 
     @Test
     void sentinelClientRunsScriptsOnTheMasterAndFollowsAFailover() {
-        assertThatThrownBy(() -> Class.forName("com.google.gson.Gson")).isInstanceOf(ClassNotFoundException.class);
+        assertNoJsonLibraries();
         try (RedisSentinelGroup group = RedisSentinelGroup.start();
              UnifiedJedis jedis = RedisClients.create(TestRedisSettings.sentinel(group.masterName(), group.sentinelNodes())
                      .timeout(Duration.ofMillis(200)).build())) {
@@ -50,6 +52,7 @@ class RedisTopologiesIT {
 
     @Test
     void clusterClientRoutesEachHashTagToItsMaster() {
+        assertNoJsonLibraries();
         try (RedisClusterGroup cluster = RedisClusterGroup.start(3);
              UnifiedJedis jedis = RedisClients.create(TestRedisSettings.cluster(cluster.seeds())
                      .timeout(Duration.ofMillis(500)).build())) {
@@ -63,6 +66,62 @@ class RedisTopologiesIT {
 
             assertThat(perNode.values()).hasSize(3).allSatisfy(n -> assertThat(n).isGreaterThan(50));
             assertThat(perNode.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(300);
+        }
+    }
+
+    @Test
+    void sentinelClientCreatedWhileNoSentinelAnswersConnectsOnceTheyDo() {
+        try (RedisSentinelGroup group = RedisSentinelGroup.start()) {
+            group.sentinels().forEach(RedisProcess::pause);
+            UnifiedJedis jedis;
+            try {
+                jedis = RedisClients.create(TestRedisSettings.sentinel(group.masterName(), group.sentinelNodes())
+                        .timeout(Duration.ofMillis(100)).build());
+                assertThatThrownBy(jedis::ping).isInstanceOf(JedisException.class);
+            } finally {
+                group.sentinels().forEach(RedisProcess::resume);
+            }
+            try (jedis) {
+                Poll.until(Duration.ofSeconds(5), "the deferred client to reach the master", () -> answers(jedis));
+            }
+        }
+    }
+
+    @Test
+    void clusterClientCreatedWhileNoSeedAnswersConnectsOnceTheyDo() {
+        try (RedisClusterGroup cluster = RedisClusterGroup.start(3)) {
+            cluster.nodes().forEach(RedisProcess::pause);
+            UnifiedJedis jedis;
+            try {
+                jedis = RedisClients.create(TestRedisSettings.cluster(cluster.seeds()).timeout(Duration.ofMillis(100)).build());
+                assertThatThrownBy(() -> jedis.eval("return 1", List.of("{k}"), List.of()))
+                        .isInstanceOf(JedisException.class);
+            } finally {
+                cluster.nodes().forEach(RedisProcess::resume);
+            }
+            try (jedis) {
+                Poll.until(Duration.ofSeconds(5), "the deferred client to reach the cluster", () -> {
+                    try {
+                        return Long.valueOf(7).equals(jedis.eval("return redis.call('INCRBY', KEYS[1], 7)",
+                                List.of("t:deferred:{k" + System.nanoTime() + "}"), List.of()));
+                    } catch (JedisException notYet) {
+                        return false;
+                    }
+                });
+            }
+        }
+    }
+
+    private static void assertNoJsonLibraries() {
+        assertThatThrownBy(() -> Class.forName("com.google.gson.Gson")).isInstanceOf(ClassNotFoundException.class);
+        assertThatThrownBy(() -> Class.forName("org.json.JSONObject")).isInstanceOf(ClassNotFoundException.class);
+    }
+
+    private static boolean answers(UnifiedJedis jedis) {
+        try {
+            return Long.valueOf(1).equals(jedis.eval("return 1", List.of("{k}"), List.of()));
+        } catch (JedisException notYet) {
+            return false;
         }
     }
 }

@@ -2,6 +2,9 @@ package dev.sluice.testing;
 
 import dev.sluice.config.SluiceConfig.HostPort;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.MigrateParams;
+import redis.clients.jedis.resps.ClusterShardInfo;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -99,6 +102,50 @@ public final class RedisClusterGroup implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /** The master that serves {@code key}'s slot now. */
+    public RedisProcess ownerOf(String key) {
+        int slot = JedisClusterCRC16.getSlot(key);
+        try (Jedis any = new Jedis("127.0.0.1", nodes.get(0).port(), 2000)) {
+            for (ClusterShardInfo shard : any.clusterShards()) {
+                for (List<Long> range : shard.getSlots()) {
+                    if (slot >= range.get(0) && slot <= range.get(1)) {
+                        long port = shard.getNodes().stream().filter(n -> "master".equals(n.getRole()))
+                                .findFirst().orElseThrow().getPort();
+                        return nodes.stream().filter(n -> n.port() == port).findFirst().orElseThrow();
+                    }
+                }
+            }
+        }
+        throw new IllegalStateException("no master serves slot " + slot);
+    }
+
+    /**
+     * Moves {@code key}'s slot, with its keys, to {@code target} the way {@code redis-cli --cluster
+     * reshard} does (IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE on every master). Clients that cached
+     * the old owner get {@code MOVED} on their next command for that slot.
+     */
+    public void moveSlotOf(String key, RedisProcess target) {
+        int slot = JedisClusterCRC16.getSlot(key);
+        RedisProcess source = ownerOf(key);
+        if (source == target) throw new IllegalArgumentException("slot " + slot + " is already on " + target.port());
+        try (Jedis from = new Jedis("127.0.0.1", source.port(), 5000);
+             Jedis to = new Jedis("127.0.0.1", target.port(), 5000)) {
+            String sourceId = from.clusterMyId();
+            String targetId = to.clusterMyId();
+            to.clusterSetSlotImporting(slot, sourceId);
+            from.clusterSetSlotMigrating(slot, targetId);
+            List<String> keys;
+            while (!(keys = from.clusterGetKeysInSlot(slot, 100)).isEmpty()) {
+                from.migrate("127.0.0.1", target.port(), 0, 5000, new MigrateParams(), keys.toArray(new String[0]));
+            }
+            for (RedisProcess n : nodes) {
+                try (Jedis j = new Jedis("127.0.0.1", n.port(), 5000)) {
+                    j.clusterSetSlotNode(slot, targetId);
+                }
+            }
+        }
     }
 
     @Override

@@ -70,6 +70,10 @@ public final class RedisSentinelGroup implements AutoCloseable {
         return out;
     }
 
+    public List<RedisProcess> sentinels() {
+        return List.copyOf(sentinels);
+    }
+
     public RedisProcess initialMaster() {
         return master;
     }
