@@ -191,7 +191,10 @@ public class RateLimitFilter implements Filter {
         long started = System.nanoTime();
         Decision decision = sluice.decide(acquisitions);
         metrics.recordDecision(decision, System.nanoTime() - started, dryRun);
-        headers.write(response, decision, policyItems);
+        if (!decision.unavailable()) {
+            // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
+            headers.write(response, decision, policyItems);
+        }
 
         if (decision.allowed()) {
             long delay = decision.delayMs();
