@@ -1,5 +1,6 @@
 package dev.sluice.algorithm;
 
+import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 
 /**
@@ -47,7 +48,7 @@ public final class Verdict {
      *
      * @param taken whether the request was admitted by all its rules, so this rule took its cost
      */
-    public RuleDecision decision(dev.sluice.limiter.Rule rule, boolean taken, RuleDecision.Source source) {
+    public RuleDecision decision(Rule rule, boolean taken, RuleDecision.Source source) {
         if (taken) {
             return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, delayMs, source);
         }

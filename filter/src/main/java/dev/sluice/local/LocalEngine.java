@@ -2,6 +2,7 @@ package dev.sluice.local;
 
 import dev.sluice.algorithm.KeyState;
 import dev.sluice.algorithm.RateAlgorithm;
+import dev.sluice.algorithm.RuleCache;
 import dev.sluice.algorithm.Verdict;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
@@ -15,7 +16,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -44,14 +44,12 @@ public final class LocalEngine implements RateLimiter {
     private static final long SWEEP_INTERVAL_MS = 1000;
     private static final int MAX_SEGMENTS = 64;
     private static final int MIN_KEYS_PER_SEGMENT = 64;
-    /** Rules are few and fixed by configuration; beyond this many the engine stops caching their algorithms. */
-    private static final int MAX_CACHED_RULES = 4096;
 
     private final Clock clock;
     private final int maxKeys;
     private final Segment[] segments;
     private final int segmentMask;
-    private final ConcurrentHashMap<Rule, RateAlgorithm> algorithms = new ConcurrentHashMap<>();
+    private final RuleCache<RateAlgorithm> algorithms = new RuleCache<>(RateAlgorithm::of);
     private final long sweepStepMs;
     private final AtomicLong nextSweepAt = new AtomicLong(Long.MIN_VALUE);
     private final AtomicInteger sweepCursor = new AtomicInteger();
@@ -173,15 +171,7 @@ public final class LocalEngine implements RateLimiter {
     }
 
     private RateAlgorithm algorithm(Rule rule) {
-        RateAlgorithm algorithm = algorithms.get(rule);
-        if (algorithm == null) {
-            algorithm = RateAlgorithm.of(rule);
-            if (algorithms.size() < MAX_CACHED_RULES) {
-                RateAlgorithm raced = algorithms.putIfAbsent(rule, algorithm);
-                if (raced != null) algorithm = raced;
-            }
-        }
-        return algorithm;
+        return algorithms.get(rule);
     }
 
     private int segmentIndex(StateKey key) {

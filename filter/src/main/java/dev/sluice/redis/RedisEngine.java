@@ -1,6 +1,7 @@
 package dev.sluice.redis;
 
 import dev.sluice.algorithm.RateAlgorithm;
+import dev.sluice.algorithm.RuleCache;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
@@ -22,7 +23,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The global engine: decides with one Lua script in Redis, so every instance sharing the Redis
@@ -65,14 +65,13 @@ public final class RedisEngine implements RateLimiter {
     private static final byte[] REDIS_TIME = "redis".getBytes(StandardCharsets.US_ASCII);
     private static final int ARGS_PER_RULE = 6;
     private static final int REPLY_PER_RULE = 5;
-    private static final int MAX_CACHED_RULES = 4096;
 
     private final UnifiedJedis jedis;
     private final String keyPrefix;
     private final boolean redisClock;
     private final Clock clock;
     private final boolean cluster;
-    private final ConcurrentHashMap<Rule, RulePlan> plans = new ConcurrentHashMap<>();
+    private final RuleCache<RulePlan> plans;
 
     /**
      * @param jedis      the client (standalone, Sentinel or Cluster); not closed by this engine
@@ -87,6 +86,7 @@ public final class RedisEngine implements RateLimiter {
         this.redisClock = redisClock;
         this.clock = clock;
         this.cluster = cluster;
+        this.plans = new RuleCache<>(rule -> new RulePlan(rule, keyPrefix));
     }
 
     @Override
@@ -116,7 +116,7 @@ public final class RedisEngine implements RateLimiter {
         args.add(redisClock ? REDIS_TIME : ascii(clock.millis()));
         for (int i = 0; i < n; i++) {
             Acquisition a = acquisitions.get(i);
-            RulePlan plan = plan(a.rule());
+            RulePlan plan = plans.get(a.rule());
             rulePlans[i] = plan;
             keys.add(plan.key(a.clientKey()));
             for (byte[] arg : plan.args) {
@@ -165,18 +165,6 @@ public final class RedisEngine implements RateLimiter {
                 }
             }
         }
-    }
-
-    private RulePlan plan(Rule rule) {
-        RulePlan plan = plans.get(rule);
-        if (plan == null) {
-            plan = new RulePlan(rule, keyPrefix);
-            if (plans.size() < MAX_CACHED_RULES) {
-                RulePlan raced = plans.putIfAbsent(rule, plan);
-                if (raced != null) plan = raced;
-            }
-        }
-        return plan;
     }
 
     /** The key of {@code rule} for {@code clientKey}, as the script sees it. */

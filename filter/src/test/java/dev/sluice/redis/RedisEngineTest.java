@@ -121,6 +121,39 @@ class RedisEngineTest {
     }
 
     @Test
+    void scriptFlushesUnderConcurrentLoadAreInvisible() throws Exception {
+        try (RedisProcess own = RedisProcess.start(); JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, true, clock, false);
+            Rule rule = Rule.of("big", Algorithm.TOKEN_BUCKET, 1_000_000, Duration.ofSeconds(1));
+            java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.concurrent.atomic.AtomicLong decisions = new java.util.concurrent.atomic.AtomicLong();
+            List<Thread> threads = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread thread = new Thread(() -> {
+                    while (running.get()) {
+                        try {
+                            ask(engine, rule, "c" + (decisions.incrementAndGet() % 50), 1);
+                        } catch (RuntimeException e) {
+                            failures.add(e);
+                        }
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (int i = 0; i < 20; i++) {
+                long before = decisions.get();
+                ownJedis.scriptFlush();
+                while (decisions.get() < before + 20) Thread.onSpinWait();
+            }
+            running.set(false);
+            for (Thread thread : threads) thread.join();
+            assertThat(failures).isEmpty();
+        }
+    }
+
+    @Test
     void redisClockIgnoresTheInstancesClock() {
         ManualClock wrong = new ManualClock(0); // 1970: an instance clock nobody should trust
         RedisEngine engine = new RedisEngine(jedis, prefix, true, wrong, false);
@@ -140,14 +173,13 @@ class RedisEngineTest {
     @Test
     void tokenBucketOnTheRedisClockRefills() throws InterruptedException {
         RedisEngine engine = new RedisEngine(jedis, prefix, true, clock, false);
-        Rule rule = Rule.of("fast", Algorithm.TOKEN_BUCKET, 20, Duration.ofSeconds(1)); // a token every 50 ms
+        Rule rule = Rule.of("fast", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(1)); // a token every 100 ms
         int admitted = 0;
-        for (int i = 0; i < 21; i++) if (ask(engine, rule, "a", 1).allowed()) admitted++;
-        assertThat(admitted).isBetween(20, 21);
-        RuleDecision denied = ask(engine, rule, "a", 1);
-        assertThat(denied.allowed()).isFalse();
-        assertThat(denied.retryAfterMs()).isBetween(1L, 50L);
-        Thread.sleep(denied.retryAfterMs()); // the real TIME has to pass; nothing else to wait on
+        RuleDecision d;
+        while ((d = ask(engine, rule, "a", 1)).allowed()) admitted++;
+        assertThat(admitted).isGreaterThanOrEqualTo(10);
+        assertThat(d.retryAfterMs()).isBetween(1L, 100L);
+        Thread.sleep(d.retryAfterMs()); // the real TIME has to pass; nothing else to wait on
         assertThat(ask(engine, rule, "a", 1).allowed()).isTrue();
     }
 
