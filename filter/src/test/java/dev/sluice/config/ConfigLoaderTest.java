@@ -373,6 +373,11 @@ class ConfigLoaderTest {
         void methodsSeparatedByCommasAreRejectedWithAHintToUseBars() {
             assertRejected("rule.api.match", "GET, POST /api/**", "join several methods with |, e.g. GET|POST /api/**");
         }
+        @Test
+        void aLimitTooLargeForExactArithmeticIsRejectedAtLoadNotOnTheFirstRequest() {
+            assertRejected(minimalWith("rule.api.limit", "100000000", "rule.api.window", "1d"),
+                    "rule.api.limit", "100000000", "at most 2^50");
+        }
     }
 
     @Nested
