@@ -153,14 +153,6 @@ final class ChaosLoad implements AutoCloseable {
         return samples.stream().mapToLong(Sample::nanos).max().orElse(0) / 1e6;
     }
 
-    /** The {@code p}th percentile (0..100) of the samples' latencies, in ms; 0 for none. */
-    static double percentileMillis(List<Sample> samples, double p) {
-        long[] nanos = samples.stream().mapToLong(Sample::nanos).sorted().toArray();
-        if (nanos.length == 0) return 0;
-        int index = (int) Math.ceil(p / 100 * nanos.length) - 1;
-        return nanos[Math.max(0, Math.min(index, nanos.length - 1))] / 1e6;
-    }
-
     /** Stops the threads and waits for them. */
     @Override
     public void close() {
