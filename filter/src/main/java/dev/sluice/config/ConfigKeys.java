@@ -9,7 +9,7 @@ import java.util.Set;
 /**
  * The names of every configuration key Sluice reads, in one place: the loader reads them, the
  * unknown-key check accepts exactly them, and the documentation test checks that each one is in
- * {@code docs/configuration-keys.md}. Also knows which keys hold secrets and how to show their values.
+ * the README's configuration reference. Also knows which keys hold secrets and how to show their values.
  */
 final class ConfigKeys {
 

@@ -33,7 +33,7 @@ import static dev.sluice.config.ConfigKeys.*;
 import static dev.sluice.config.ConfigValues.options;
 
 /**
- * Reads Sluice's configuration keys (see {@code docs/configuration-keys.md}) into a validated,
+ * Reads Sluice's configuration keys (see the README's configuration reference) into a validated,
  * immutable {@link SluiceConfig}, once, at start-up.
  *
  * <p>Keys and values are trimmed, then {@code ${NAME}}/{@code ${NAME:default}} placeholders are
