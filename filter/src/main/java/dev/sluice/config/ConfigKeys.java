@@ -9,7 +9,7 @@ import java.util.Set;
 /**
  * The names of every configuration key Sluice reads, in one place: the loader reads them, the
  * unknown-key check accepts exactly them, and the documentation test checks that each one is in
- * {@code docs/configuration-keys.md}. Also knows which keys hold secrets and how to show their values.
+ * the README's configuration reference. Also knows which keys hold secrets and how to show their values.
  */
 final class ConfigKeys {
 
@@ -119,12 +119,15 @@ final class ConfigKeys {
 
     /**
      * How a value may appear in messages, {@code toString} and {@link SluiceConfig#extra()}: the
-     * password is replaced by {@value #MASK}, in {@code redis.password} and in {@code redis.url}.
+     * password is replaced by {@value #MASK}, in {@code redis.password} and in {@code redis.url};
+     * the value of an unknown key is never shown at all, since the likeliest typo of a secret key
+     * ({@code redis.pasword=hunter2}) holds a secret.
      */
     static String shown(String key, String value) {
         if (value == null) return null;
         if (REDIS_PASSWORD.equals(key)) return value.isEmpty() ? value : MASK;
         if (REDIS_URL.equals(key)) return RedisUrl.masked(value);
+        if (!isGlobal(key) && ruleName(key) == null && !CONFIG.equals(key)) return value.isEmpty() ? value : MASK;
         return value;
     }
 

@@ -1,8 +1,8 @@
 package dev.sluice.config;
 
+import dev.sluice.algorithm.RateAlgorithm;
 import dev.sluice.config.SluiceConfig.Backend;
 import dev.sluice.config.SluiceConfig.BreakerSettings;
-import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.config.SluiceConfig.ClockSource;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
 import dev.sluice.config.SluiceConfig.HostPort;
@@ -10,6 +10,7 @@ import dev.sluice.config.SluiceConfig.Mode;
 import dev.sluice.config.SluiceConfig.RedisSettings;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.key.Cidr;
+import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
@@ -32,7 +33,7 @@ import static dev.sluice.config.ConfigKeys.*;
 import static dev.sluice.config.ConfigValues.options;
 
 /**
- * Reads Sluice's configuration keys (see {@code docs/configuration-keys.md}) into a validated,
+ * Reads Sluice's configuration keys (see the README's configuration reference) into a validated,
  * immutable {@link SluiceConfig}, once, at start-up.
  *
  * <p>Keys and values are trimmed, then {@code ${NAME}}/{@code ${NAME:default}} placeholders are
@@ -369,6 +370,14 @@ public final class ConfigLoader {
         Duration maxDelay = values.duration(maxDelayKey, Duration.ZERO, Duration.ZERO);
 
         Rule rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay);
+        try {
+            RateAlgorithm.validate(rule);
+            RateAlgorithm.validate(rule.asFallback());
+        } catch (IllegalArgumentException tooLarge) {
+            String limitKey = rule(name, LIMIT);
+            throw new ConfigException(limitKey, values.get(limitKey), tooLarge.getMessage()
+                    + "; use a shorter " + rule(name, WINDOW) + " with a proportionally smaller limit");
+        }
         return new RuleConfig(rule, key, match);
     }
 
