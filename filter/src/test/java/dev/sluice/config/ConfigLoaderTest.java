@@ -103,6 +103,8 @@ class ConfigLoaderTest {
                 List.of(),
                 List.of(),
                 100_000,
+                true,
+                10_000,
                 new BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1)),
                 Map.of("rules", "api", "rule.api.limit", "10", "rule.api.window", "1m")));
     }
