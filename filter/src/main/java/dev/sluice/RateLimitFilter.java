@@ -32,7 +32,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,7 +65,7 @@ public class RateLimitFilter implements Filter {
     private Sluice sluice;
     private Clock clock = Clock.SYSTEM;
     private String countedAttribute;
-    private List<Binding> bindings;
+    private Binding[] bindings;
     private RequestMatcher exclude;
     private CidrSet exemptIps;
     private ClientIpResolver clientIps;
@@ -141,7 +140,7 @@ public class RateLimitFilter implements Filter {
             needsAddress |= expression.uses(KeyExpression.Kind.IP);
         }
         this.needsClientAddress = needsAddress;
-        this.bindings = Collections.unmodifiableList(list);
+        this.bindings = list.toArray(new Binding[0]);
         this.headers = new RateLimitHeaders(config.headers());
         this.statusCode = config.statusCode();
         this.dryRun = config.mode() == SluiceConfig.Mode.DRY_RUN;
@@ -189,8 +188,8 @@ public class RateLimitFilter implements Filter {
             String key = b.key.resolve(request, client);
             if (key == null) continue;
             if (acquisitions == null) {
-                acquisitions = new ArrayList<>(bindings.size());
-                applied = new ArrayList<>(bindings.size());
+                acquisitions = new ArrayList<>(bindings.length);
+                applied = new ArrayList<>(bindings.length);
             }
             acquisitions.add(new Acquisition(b.rule, key));
             applied.add(b);
