@@ -15,38 +15,83 @@ request reports allowed = 1 with the figures of its untouched state.
 local now = ARGV[1]
 if now == 'redis' then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor_div(tonumber(t[2]), 1000)
+  -- seconds followed by the milliseconds of the zero-padded microseconds: one number to parse
+  now = (t[1] .. string.sub('00000' .. t[2], -6, -4)) + 0
 else
-  now = tonumber(now)
+  now = now + 0
+end
+
+-- One acquisition: its limit, window and cost, then its verdict (see common.lua); nothing for an
+-- unknown algorithm.
+local function decide(i)
+  local a = 2 + (i - 1) * 6
+  local algorithm = ARGV[a]
+  local key, limit, window, cost = KEYS[i], ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 5] + 0
+  if algorithm == 'token-bucket' then
+    return limit, window, cost, token_bucket(key, now, limit, window, ARGV[a + 3] + 0, cost)
+  elseif algorithm == 'gcra' then
+    return limit, window, cost, gcra(key, now, limit, window, ARGV[a + 3] + 0, cost)
+  elseif algorithm == 'fixed-window' then
+    return limit, window, cost, fixed_window(key, now, limit, window, cost)
+  elseif algorithm == 'sliding-window-counter' then
+    return limit, window, cost, sliding_window_counter(key, now, limit, window, cost)
+  elseif algorithm == 'leaky-bucket' then
+    return limit, window, cost,
+        leaky_bucket(key, now, limit, window, ARGV[a + 3] + 0, ARGV[a + 4] + 0, cost)
+  elseif algorithm == 'sliding-window-log' then
+    return limit, window, cost, sliding_window_log(key, now, limit, window, cost)
+  end
+end
+
+local function unknown(i)
+  return redis.error_reply('ERR sluice: unknown algorithm ' .. tostring(ARGV[2 + (i - 1) * 6]))
+end
+
+local function write(i, limit, window, cost, state, ttl)
+  if type(state) == 'string' then
+    redis.call('SET', KEYS[i], state, 'PX', format('%d', ttl))
+  else
+    sliding_window_log_append(KEYS[i], now, limit, window, cost, state, ttl)
+  end
+end
+
+local n = #KEYS
+if n == 1 then -- the common case, without the tables a request of several rules needs
+  local limit, window, cost, allowed, remaining_now, reset_now, remaining_after, reset_after, delay, retry, state, ttl = decide(1)
+  if limit == nil then
+    return unknown(1)
+  end
+  if allowed then
+    write(1, limit, window, cost, state, ttl)
+    return { 1, remaining_after, 0, reset_after, delay }
+  end
+  return { 0, remaining_now, retry, reset_now, 0 }
 end
 
 local verdicts = {}
 local admitted = true
-for i = 1, #KEYS do
-  local a = 2 + (i - 1) * 6
-  local decide = ALGORITHMS[ARGV[a]]
-  if decide == nil then
-    return redis.error_reply('ERR sluice: unknown algorithm ' .. tostring(ARGV[a]))
+for i = 1, n do
+  local v = { decide(i) }
+  if v[1] == nil then
+    return unknown(i)
   end
-  local v = { decide(KEYS[i], now, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]),
-                     tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])) }
   verdicts[i] = v
-  if not v[1] then
+  if not v[4] then
     admitted = false
   end
 end
 
 local reply = {}
-for i = 1, #KEYS do
+for i = 1, n do
   local v = verdicts[i]
   local o = (i - 1) * 5
   if admitted then
-    v[8]()
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, v[4], 0, v[5], v[6]
-  elseif v[1] then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, v[2], 0, v[3], 0
+    write(i, v[1], v[2], v[3], v[11], v[12])
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, v[7], 0, v[8], v[9]
+  elseif v[4] then
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, v[5], 0, v[6], 0
   else
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 0, v[2], v[7], v[3], 0
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 0, v[5], v[10], v[6], 0
   end
 end
 return reply

@@ -4,15 +4,15 @@ KEYS: the client's key. State: string "F<window start ms>:<count>", PX = window 
 Windows are aligned to the epoch; a stored window that starts later than the caller's current
 one (a lagging clock) is counted against, never replaced.
 ]]
-ALGORITHMS['fixed-window'] = function(key, now, limit, window, burst, max_delay, cost)
+local function fixed_window(key, now, limit, window, cost)
   local start = floor_div(now, window) * window
   local count = 0
   local stored_start, stored_count = read_string(key, '^F(%d+):(%d+)$')
   if stored_start then
-    stored_start = tonumber(stored_start)
+    stored_start = stored_start + 0
     if stored_start >= start then
       start = stored_start
-      count = tonumber(stored_count)
+      count = stored_count + 0
     end
   end
   local ends = start + window
@@ -26,7 +26,6 @@ ALGORITHMS['fixed-window'] = function(key, now, limit, window, burst, max_delay,
   if count + cost > limit then
     return false, limit - count, reset_now, 0, 0, 0, ends - now
   end
-  return true, limit - count, reset_now, limit - count - cost, ends - now, 0, 0, function()
-    redis.call('SET', key, 'F' .. int(start) .. ':' .. int(count + cost), 'PX', int(ends - now + MARGIN))
-  end
+  return true, limit - count, reset_now, limit - count - cost, ends - now, 0, 0,
+      format('F%d:%d', start, count + cost), ends - now + MARGIN
 end

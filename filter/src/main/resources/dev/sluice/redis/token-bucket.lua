@@ -4,14 +4,14 @@ KEYS: the client's key. State: string "T<tokens x window>:<ms>", PX = time to a 
 Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit units.
 The stored time never moves backwards: a caller whose clock lags refills nothing.
 ]]
-ALGORITHMS['token-bucket'] = function(key, now, limit, window, burst, max_delay, cost)
+local function token_bucket(key, now, limit, window, burst, cost)
   local cap = burst * window
   local tokens, at = cap, now
   local stored, stamp = read_string(key, '^T(%d+):(%d+)$')
   if stored then
-    stored = math.min(tonumber(stored), cap)
-    stamp = tonumber(stamp)
-    at = math.max(now, stamp)
+    stored = min(stored + 0, cap)
+    stamp = stamp + 0
+    at = max(now, stamp)
     local elapsed = at - stamp
     if elapsed < ceil_div(cap - stored, limit) then
       tokens = stored + elapsed * limit
@@ -32,7 +32,6 @@ ALGORITHMS['token-bucket'] = function(key, now, limit, window, burst, max_delay,
   end
   local left = tokens - need
   local reset_after = skew + ceil_div(cap - left, limit)
-  return true, remaining_now, reset_now, floor_div(left, window), reset_after, 0, 0, function()
-    redis.call('SET', key, 'T' .. int(left) .. ':' .. int(at), 'PX', int(reset_after + MARGIN))
-  end
+  return true, remaining_now, reset_now, floor_div(left, window), reset_after, 0, 0,
+      format('T%d:%d', left, at), reset_after + MARGIN
 end
