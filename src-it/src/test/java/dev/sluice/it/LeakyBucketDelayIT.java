@@ -2,14 +2,7 @@ package dev.sluice.it;
 
 import org.junit.jupiter.api.Test;
 
-import java.net.http.HttpResponse;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,31 +18,9 @@ class LeakyBucketDelayIT {
         // 10 a second: one slot every 100 ms; up to 6 requests may wait at most 600 ms
         try (WebApp app = WebApp.start(WebApp.params("leaky-delay", "rule.api.algorithm", "leaky-bucket",
                 "rule.api.limit", "10", "rule.api.window", "1s", "rule.api.burst", "6", "rule.api.max-delay", "600ms"))) {
-            ExecutorService pool = Executors.newFixedThreadPool(12);
-            CountDownLatch go = new CountDownLatch(1);
-            List<CompletableFuture<long[]>> calls = new ArrayList<>();
-            long start = System.nanoTime();
-            for (int i = 0; i < 12; i++) {
-                calls.add(CompletableFuture.supplyAsync(() -> {
-                    try {
-                        go.await();
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                    HttpResponse<String> r = Http.get(app.uri("/api/shaped"));
-                    return new long[]{r.statusCode(), (System.nanoTime() - start) / 1_000_000};
-                }, pool));
-            }
-            go.countDown();
-            List<Long> admittedAt = new ArrayList<>();
-            int refused = 0;
-            for (CompletableFuture<long[]> call : calls) {
-                long[] result = call.get();
-                if (result[0] == 200) admittedAt.add(result[1]);
-                else if (result[0] == 429) refused++;
-                else throw new AssertionError("unexpected status " + result[0]);
-            }
-            Collections.sort(admittedAt);
+            Crowd.Burst burst = Crowd.burst(app.uri("/api/shaped"), 12);
+            List<Long> admittedAt = burst.admittedAtMs();
+            int refused = burst.refused();
             System.out.printf("LEAKY: admitted %d at %s ms, refused %d%n", admittedAt.size(), admittedAt, refused);
             assertThat(admittedAt.size()).as("the queue's worth is admitted").isBetween(6, 8);
             assertThat(refused).isEqualTo(12 - admittedAt.size());
@@ -59,7 +30,6 @@ class LeakyBucketDelayIT {
             long spread = admittedAt.get(n - 1) - admittedAt.get(1);
             assertThat(spread).as("admitted requests after the first are released one drain slot apart")
                     .isGreaterThanOrEqualTo((n - 2) * 100L - 100);
-            pool.shutdownNow();
         }
     }
 }
