@@ -22,13 +22,12 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import java.util.stream.Stream;
 
 /**
  * The example WAR deployed in an embedded Apache Tomcat 11 with {@link Tomcat#addWebapp} (as the
- * root context unless told otherwise) on a free loopback port, unpacked into a private base directory as a stock Tomcat
- * does. The filter's init-params are overridden the way {@link WebApp} does for Jetty: after
+ * root context unless told otherwise) on a free loopback port, unpacked into a private base
+ * directory as a stock Tomcat does. The filter's init-params are overridden the way {@link WebApp} does for Jetty: after
  * Tomcat has read the WAR's {@code web.xml} and before the filters start, {@code filterParams}
  * are added to the {@code sluice} filter's definition (init-params win over ratelimit.properties).
  *
@@ -152,11 +151,6 @@ final class TomcatWebApp implements AutoCloseable {
         return List.copyOf(errors.thrown);
     }
 
-    /** The messages of everything Tomcat logged at WARNING or above on the context's logger. */
-    List<String> loggedProblems() {
-        return List.copyOf(errors.messages);
-    }
-
     int port() {
         return connector.getLocalPort();
     }
@@ -186,16 +180,12 @@ final class TomcatWebApp implements AutoCloseable {
         }
     }
 
-    /** Collects the context logger's warnings and errors, formatted as Tomcat would print them. */
+    /** Collects the exceptions Tomcat logs as errors on the context's logger (a filter that failed to start). */
     private static final class StartupErrors extends Handler {
         final List<Throwable> thrown = new CopyOnWriteArrayList<>();
-        final List<String> messages = new CopyOnWriteArrayList<>();
-        private final SimpleFormatter formatter = new SimpleFormatter();
 
         @Override
         public void publish(LogRecord record) {
-            if (record.getLevel().intValue() < Level.WARNING.intValue()) return;
-            messages.add(formatter.formatMessage(record));
             if (record.getLevel().intValue() >= Level.SEVERE.intValue() && record.getThrown() != null) {
                 thrown.add(record.getThrown());
             }
