@@ -52,6 +52,15 @@ final class TomcatWebApp implements AutoCloseable {
                     + "classpath (jakarta.servlet.Servlet comes from " + servletApi + "): run them through the "
                     + "tomcat-it failsafe execution of src-it/pom.xml");
         }
+        // Tomcat publishes its first instance's base as the JVM-wide catalina.home and every later
+        // instance recreates that directory: give them all one home instead, each its own base
+        try {
+            Path home = Files.createTempDirectory("sluice-tomcat-home-");
+            home.toFile().deleteOnExit();
+            System.setProperty("catalina.home", home.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private final Tomcat tomcat;
