@@ -32,7 +32,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,7 +65,7 @@ public class RateLimitFilter implements Filter {
     private Sluice sluice;
     private Clock clock = Clock.SYSTEM;
     private String countedAttribute;
-    private List<Binding> bindings;
+    private Binding[] bindings;
     private RequestMatcher exclude;
     private CidrSet exemptIps;
     private ClientIpResolver clientIps;
@@ -80,7 +79,13 @@ public class RateLimitFilter implements Filter {
     private final AtomicLong dryRunDenials = new AtomicLong();
 
     /** A rule with its HTTP side, prepared once at init. */
-    private record Binding(Rule rule, RequestMatcher matcher, ClientKeyResolver key, String policyItem) {
+    private record Binding(Rule rule, RequestMatcher matcher, ClientKeyResolver key, String policyItem,
+                           String fallbackPolicyItem) {
+
+        /** The policy the decision was made under: the backstop's while Redis is away. */
+        String policyItemOf(RuleDecision decided) {
+            return decided.rule().limit() == rule.limit() ? policyItem : fallbackPolicyItem;
+        }
     }
 
     public RateLimitFilter() {
@@ -130,19 +135,25 @@ public class RateLimitFilter implements Filter {
             KeyExpression expression = KeyExpression.parse(rc.key());
             ClientKeyResolver key = new ClientKeyResolver(expression, clientIps, loader);
             list.add(new Binding(rc.rule(), RequestMatcher.parse(rc.match()), key,
-                    RateLimitHeaders.policyItem(rc.rule())));
+                    RateLimitHeaders.policyItem(rc.rule()), RateLimitHeaders.policyItem(rc.rule().asFallback())));
             delaying |= !rc.rule().maxDelay().isZero();
             needsAddress |= expression.uses(KeyExpression.Kind.IP);
         }
         this.needsClientAddress = needsAddress;
-        this.bindings = Collections.unmodifiableList(list);
+        this.bindings = list.toArray(new Binding[0]);
         this.headers = new RateLimitHeaders(config.headers());
         this.statusCode = config.statusCode();
         this.dryRun = config.mode() == SluiceConfig.Mode.DRY_RUN;
         this.delays = delaying ? new DelayedAdmission(name) : null;
-        this.sluice = Sluice.create(config, clock);
-        this.metrics = sluice.metrics();
-        metrics.register(jmxName, List.copyOf(sluice.rules().values()));
+        Sluice created = Sluice.create(config, clock);
+        try {
+            created.metrics().register(jmxName, List.copyOf(created.rules().values()));
+        } catch (RuntimeException e) {
+            created.close(); // the container calls no destroy() after a failed init: release the pool here
+            throw e;
+        }
+        this.sluice = created;
+        this.metrics = created.metrics();
         log.info("Sluice filter '{}' started: rules {}, mode {}", name, config.rules().stream().map(RuleConfig::name).toList(),
                 dryRun ? "dry-run" : "enforce");
     }
@@ -171,17 +182,17 @@ public class RateLimitFilter implements Filter {
         }
 
         List<Acquisition> acquisitions = null;
-        List<String> policyItems = null;
+        List<Binding> applied = null;
         for (Binding b : bindings) {
             if (!b.matcher.matches(method, path)) continue;
             String key = b.key.resolve(request, client);
             if (key == null) continue;
             if (acquisitions == null) {
-                acquisitions = new ArrayList<>(bindings.size());
-                policyItems = new ArrayList<>(bindings.size());
+                acquisitions = new ArrayList<>(bindings.length);
+                applied = new ArrayList<>(bindings.length);
             }
             acquisitions.add(new Acquisition(b.rule, key));
-            policyItems.add(b.policyItem);
+            applied.add(b);
         }
         if (acquisitions == null) {
             chain.doFilter(request, response);
@@ -193,12 +204,16 @@ public class RateLimitFilter implements Filter {
         metrics.recordDecision(decision, System.nanoTime() - started, dryRun);
         if (!decision.unavailable()) {
             // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
+            List<String> policyItems = new ArrayList<>(applied.size());
+            for (int i = 0; i < applied.size(); i++) {
+                policyItems.add(applied.get(i).policyItemOf(decision.rules().get(i)));
+            }
             headers.write(response, decision, policyItems);
         }
 
         if (decision.allowed()) {
             long delay = decision.delayMs();
-            if (delay > 0 && delays != null) {
+            if (delay > 0 && delays != null && !dryRun) { // dry-run never holds a request
                 delays.admitAfter(delay, request, response, chain);
             } else {
                 chain.doFilter(request, response);
@@ -206,7 +221,7 @@ public class RateLimitFilter implements Filter {
             return;
         }
         if (dryRun) {
-            logDryRun(decision, path);
+            logDryRun(decision);
             chain.doFilter(request, response);
             return;
         }
@@ -249,17 +264,20 @@ public class RateLimitFilter implements Filter {
         return pathInfo == null ? servletPath : servletPath + pathInfo;
     }
 
-    /** Dry-run denials are logged at most once a second, with how many there were. */
-    private void logDryRun(Decision decision, String path) {
-        long count = dryRunDenials.incrementAndGet();
+    /**
+     * Dry-run denials are logged at most once a second, with how many there were. Only rule names
+     * are logged: the path and the client key are chosen by the client.
+     */
+    private void logDryRun(Decision decision) {
+        dryRunDenials.incrementAndGet();
         long now = System.nanoTime();
         long last = lastDryRunLog.get();
         if ((last == 0 || now - last >= 1_000_000_000L) && lastDryRunLog.compareAndSet(last, now)) {
-            dryRunDenials.addAndGet(-count);
+            long count = dryRunDenials.getAndSet(0);
             List<String> names = new ArrayList<>();
             for (RuleDecision r : decision.violated()) names.add(r.rule().name());
-            log.info("Sluice dry-run: {} request(s) would have been denied since the last report; latest {} by {}",
-                    count, path, names);
+            log.info("Sluice dry-run: {} request(s) would have been denied since the last report, the latest by {}",
+                    count, names);
         }
     }
 

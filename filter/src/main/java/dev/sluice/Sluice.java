@@ -12,6 +12,7 @@ import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.local.LocalEngine;
 import dev.sluice.metrics.SluiceMetrics;
+import dev.sluice.redis.DeniedClientCache;
 import dev.sluice.redis.RedisClients;
 import dev.sluice.redis.RedisEngine;
 import org.slf4j.Logger;
@@ -90,8 +91,11 @@ public final class Sluice implements AutoCloseable {
         }
         UnifiedJedis jedis = RedisClients.create(config.redis());
         try {
-            RedisEngine redis = new RedisEngine(jedis, config.keyPrefix(),
-                    config.clock() == SluiceConfig.ClockSource.REDIS, clock, config.redis().cluster());
+            boolean redisClock = config.clock() == SluiceConfig.ClockSource.REDIS;
+            RateLimiter redis = new RedisEngine(jedis, config.keyPrefix(), redisClock, clock, config.redis().cluster());
+            if (config.deniedCache()) {
+                redis = new DeniedClientCache(redis, redisClock, config.deniedCacheMaxKeys());
+            }
             RateLimiter limiter = new FailoverLimiter(redis, local, config.breaker(), config.redis().describe(), metrics);
             log.info("Sluice: backend=redis at {}, clock={}, {} rules", config.redis().describe(),
                     config.clock().name().toLowerCase(java.util.Locale.ROOT), config.rules().size());

@@ -97,6 +97,32 @@ class RateLimitFilterHostileClientsTest {
         }
     }
 
+    @Test
+    void distinctApiKeysFromOneAddressAreBoundedByAnIpRuleOnTheSameRequest() throws Exception {
+        // a rule keyed on a client-chosen header mints a key per value; an ip rule on the same
+        // request bounds that, because a denied request writes nothing to any rule
+        String prefix = TestRedis.uniquePrefix("hostile-apikey");
+        RateLimitFilter filter = new RateLimitFilter();
+        filter.init(FakeServlet.filterConfig("hostile-apikey", FakeServlet.params("rules", "perip, apikey",
+                "redis.url", TestRedis.url(), "redis.timeout", "1s", "key-prefix", prefix,
+                "rule.perip.limit", "5", "rule.perip.window", "1m",
+                "rule.apikey.limit", "100", "rule.apikey.window", "1m", "rule.apikey.key", "header:X-Api-Key")));
+        try {
+            CountingChain chain = new CountingChain();
+            HttpServletResponse response = FakeServlet.response(new HashMap<>());
+            for (int i = 0; i < 20_000; i++) {
+                filter.doFilter(FakeServlet.get("/api/x", "198.51.100.7", "X-Api-Key", "minted-" + i), response, chain);
+            }
+            assertThat(chain.passed).isEqualTo(5);
+            try (JedisPooled jedis = new JedisPooled(TestRedis.host(), TestRedis.port())) {
+                // the ip key, and at most the five admitted api keys (those expire as their buckets refill)
+                assertThat(countKeys(jedis, prefix)).isBetween(1L, 6L);
+            }
+        } finally {
+            filter.destroy();
+        }
+    }
+
     private static long fallbackDecisions(RateLimitFilter filter) throws Exception {
         var server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
         var name = dev.sluice.metrics.SluiceMetrics.instanceObjectName("hostile-down");

@@ -50,12 +50,14 @@ public abstract sealed class RateAlgorithm
     public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
 
     final Rule rule;
+    private final int ruleHash;
     final long limit;
     final long windowMs;
     final long burst;
 
     RateAlgorithm(Rule rule) {
         this.rule = rule;
+        this.ruleHash = rule.hashCode();
         this.limit = rule.limit();
         this.windowMs = rule.windowMillis();
         this.burst = rule.burst();
@@ -99,6 +101,11 @@ public abstract sealed class RateAlgorithm
     /** The rule this algorithm decides. */
     public final Rule rule() {
         return rule;
+    }
+
+    /** {@code rule().hashCode()}, computed once: engines key client states by rule value. */
+    public final int ruleHash() {
+        return ruleHash;
     }
 
     /** The largest cost one request can ever be admitted with. */

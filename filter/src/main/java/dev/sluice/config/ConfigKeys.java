@@ -9,7 +9,7 @@ import java.util.Set;
 /**
  * The names of every configuration key Sluice reads, in one place: the loader reads them, the
  * unknown-key check accepts exactly them, and the documentation test checks that each one is in
- * {@code docs/configuration-keys.md}. Also knows which keys hold secrets and how to show their values.
+ * the README's configuration reference. Also knows which keys hold secrets and how to show their values.
  */
 final class ConfigKeys {
 
@@ -34,6 +34,8 @@ final class ConfigKeys {
     static final String REDIS_BREAKER_OPEN_BASE = "redis.breaker.open-base";
     static final String REDIS_BREAKER_OPEN_MAX = "redis.breaker.open-max";
     static final String LOCAL_MAX_KEYS = "local.max-keys";
+    static final String DENIED_CACHE = "denied-cache";
+    static final String DENIED_CACHE_MAX_KEYS = "denied-cache.max-keys";
     static final String KEY_PREFIX = "key-prefix";
     static final String CLOCK = "clock";
     static final String FAILURE_POLICY = "failure-policy";
@@ -51,7 +53,7 @@ final class ConfigKeys {
             RULES, BACKEND, REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_NODES,
             REDIS_USER, REDIS_PASSWORD, REDIS_SSL, REDIS_TIMEOUT, REDIS_POOL_MAX_TOTAL, REDIS_POOL_MAX_IDLE,
             REDIS_POOL_MIN_IDLE, REDIS_POOL_MAX_WAIT, REDIS_BREAKER_FAILURE_THRESHOLD, REDIS_BREAKER_OPEN_BASE,
-            REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
+            REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
             CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS);
 
     static final String RULE_PREFIX = "rule.";
@@ -119,12 +121,15 @@ final class ConfigKeys {
 
     /**
      * How a value may appear in messages, {@code toString} and {@link SluiceConfig#extra()}: the
-     * password is replaced by {@value #MASK}, in {@code redis.password} and in {@code redis.url}.
+     * password is replaced by {@value #MASK}, in {@code redis.password} and in {@code redis.url};
+     * the value of an unknown key is never shown at all, since the likeliest typo of a secret key
+     * ({@code redis.pasword=hunter2}) holds a secret.
      */
     static String shown(String key, String value) {
         if (value == null) return null;
         if (REDIS_PASSWORD.equals(key)) return value.isEmpty() ? value : MASK;
         if (REDIS_URL.equals(key)) return RedisUrl.masked(value);
+        if (!isGlobal(key) && ruleName(key) == null && !CONFIG.equals(key)) return value.isEmpty() ? value : MASK;
         return value;
     }
 

@@ -33,7 +33,7 @@ import static dev.sluice.config.ConfigKeys.*;
 import static dev.sluice.config.ConfigValues.options;
 
 /**
- * Reads Sluice's configuration keys (see {@code docs/configuration-keys.md}) into a validated,
+ * Reads Sluice's configuration keys (see the README's configuration reference) into a validated,
  * immutable {@link SluiceConfig}, once, at start-up.
  *
  * <p>Keys and values are trimmed, then {@code ${NAME}}/{@code ${NAME:default}} placeholders are
@@ -55,6 +55,7 @@ public final class ConfigLoader {
     static final Duration DEFAULT_BREAKER_OPEN_BASE = Duration.ofMillis(100);
     static final Duration DEFAULT_BREAKER_OPEN_MAX = Duration.ofSeconds(1);
     static final int DEFAULT_LOCAL_MAX_KEYS = 100_000;
+    static final int DEFAULT_DENIED_CACHE_MAX_KEYS = 10_000;
     static final String DEFAULT_KEY_PREFIX = "rl:";
     static final int DEFAULT_IPV6_PREFIX = 64;
     static final int DEFAULT_STATUS_CODE = 429;
@@ -150,6 +151,9 @@ public final class ConfigLoader {
         RedisSettings redis = redis(values);
         BreakerSettings breaker = breaker(values);
         int localMaxKeys = (int) values.integer(LOCAL_MAX_KEYS, DEFAULT_LOCAL_MAX_KEYS, 1, Integer.MAX_VALUE);
+        boolean deniedCache = values.bool(DENIED_CACHE, true);
+        int deniedCacheMaxKeys = (int) values.integer(DENIED_CACHE_MAX_KEYS, DEFAULT_DENIED_CACHE_MAX_KEYS, 1,
+                Integer.MAX_VALUE);
         String keyPrefix = keyPrefix(values);
         ClockSource clock = values.choice(CLOCK, ClockSource.REDIS,
                 options("redis", ClockSource.REDIS, "local", ClockSource.LOCAL));
@@ -172,7 +176,8 @@ public final class ConfigLoader {
         Map<String, String> extra = new TreeMap<>();
         substituted.forEach((key, value) -> extra.put(key, ConfigKeys.shown(key, value)));
         return new SluiceConfig(rules, backend, redis, keyPrefix, clock, failurePolicy, trustedProxies,
-                clientIpHeader, ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, breaker, extra);
+                clientIpHeader, ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache,
+                deniedCacheMaxKeys, breaker, extra);
     }
 
     // ---- structure: which keys exist

@@ -48,6 +48,9 @@ public final class Durations {
         if (d.isNegative()) {
             throw new ConfigException(key, value, ACCEPTED + "; it must not be negative");
         }
+        if (d.getNano() % 1_000_000 != 0) {
+            throw new ConfigException(key, value, ACCEPTED + "; Sluice counts whole milliseconds: round it to one");
+        }
         return d;
     }
 

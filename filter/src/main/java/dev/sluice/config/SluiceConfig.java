@@ -26,6 +26,8 @@ import java.util.TreeMap;
  * @param exclude          {@code exclude}: path patterns, validated
  * @param exemptIps        {@code exempt-ips}: CIDR strings, validated
  * @param localMaxKeys     {@code local.max-keys}: bound on the local engine's keys
+ * @param deniedCache      {@code denied-cache}: answer a client Redis denied locally until its retry-after
+ * @param deniedCacheMaxKeys {@code denied-cache.max-keys}: bound on the denied clients remembered
  * @param breaker          circuit breaker settings
  * @param extra            every key/value as given after substitution (for diagnostics), secrets masked,
  *                         sorted by key
@@ -46,6 +48,8 @@ public record SluiceConfig(
         List<String> exclude,
         List<String> exemptIps,
         int localMaxKeys,
+        boolean deniedCache,
+        int deniedCacheMaxKeys,
         BreakerSettings breaker,
         Map<String, String> extra) {
 

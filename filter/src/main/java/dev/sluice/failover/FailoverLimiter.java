@@ -1,5 +1,6 @@
 package dev.sluice.failover;
 
+import dev.sluice.algorithm.RuleCache;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
@@ -7,6 +8,7 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.metrics.SluiceMetrics;
 import org.slf4j.Logger;
@@ -53,6 +55,8 @@ public final class FailoverLimiter implements RateLimiter {
     private final CircuitBreaker breaker;
     private final OutageLog outage;
     private final SluiceMetrics metrics;
+    /** Each rule's backstop version, derived once rather than per request during an outage. */
+    private final RuleCache<Rule> fallbackRules = new RuleCache<>(Rule::asFallback);
 
     /** A failover limiter whose figures are kept but not exported; see the other constructor. */
     public FailoverLimiter(RateLimiter redis, RateLimiter local, SluiceConfig.BreakerSettings breaker, String name) {
@@ -130,7 +134,7 @@ public final class FailoverLimiter implements RateLimiter {
         }
         List<Acquisition> fallback = new ArrayList<>(acquisitions.size());
         for (Acquisition a : acquisitions) {
-            fallback.add(new Acquisition(a.rule().asFallback(), a.clientKey(), a.cost()));
+            fallback.add(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()));
         }
         Decision d = asLocal(local.decide(fallback));
         metrics.recordFallback(d);

@@ -8,6 +8,7 @@ import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -40,7 +41,11 @@ public final class DelayedAdmission implements AutoCloseable {
         if (request.isAsyncSupported()) {
             AsyncContext async = request.startAsync(request, response);
             async.setTimeout(delayMs + 60_000);
-            timer.schedule(() -> async.dispatch(), delayMs, TimeUnit.MILLISECONDS);
+            try {
+                timer.schedule((Runnable) async::dispatch, delayMs, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException closing) {
+                async.dispatch(); // the filter is being destroyed: let the request through now rather than strand it
+            }
             return;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
@@ -54,8 +59,11 @@ public final class DelayedAdmission implements AutoCloseable {
         chain.doFilter(request, response);
     }
 
+    /** Releases the requests still waiting for their slot at once, so an undeploy strands none. */
     @Override
     public void close() {
-        timer.shutdownNow();
+        for (Runnable pending : timer.shutdownNow()) {
+            pending.run();
+        }
     }
 }

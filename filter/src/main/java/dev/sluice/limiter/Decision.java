@@ -1,7 +1,6 @@
 package dev.sluice.limiter;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 
 /**
@@ -18,14 +17,15 @@ public final class Decision {
     private Decision(List<RuleDecision> rules) {
         this.rules = rules;
         boolean all = true;
-        for (RuleDecision r : rules) {
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
             all &= r.allowed();
         }
         this.allowed = all;
     }
 
     public static Decision of(List<RuleDecision> rules) {
-        return rules.isEmpty() ? NONE : new Decision(Collections.unmodifiableList(new ArrayList<>(rules)));
+        return rules.isEmpty() ? NONE : new Decision(List.copyOf(rules));
     }
 
     /** No rule applied. */
@@ -45,7 +45,8 @@ public final class Decision {
     /** The rules that denied the request (empty when allowed). */
     public List<RuleDecision> violated() {
         List<RuleDecision> out = new ArrayList<>();
-        for (RuleDecision r : rules) {
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
             if (!r.allowed()) out.add(r);
         }
         return out;
@@ -53,7 +54,8 @@ public final class Decision {
 
     /** True when some rule could not be decided because Redis was away and the rule fails closed. */
     public boolean unavailable() {
-        for (RuleDecision r : rules) {
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
             if (r.source() == RuleDecision.Source.UNAVAILABLE) return true;
         }
         return false;
@@ -62,7 +64,8 @@ public final class Decision {
     /** The rule closest to its limit (a denying rule first): the one whose figures the legacy headers show. */
     public RuleDecision closest() {
         RuleDecision best = null;
-        for (RuleDecision r : rules) {
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
             if (best == null || r.headroom() < best.headroom()) best = r;
         }
         return best;
@@ -71,7 +74,8 @@ public final class Decision {
     /** When denied: milliseconds until every violated rule would admit the request; else 0. */
     public long retryAfterMs() {
         long max = 0;
-        for (RuleDecision r : rules) {
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
             if (!r.allowed()) max = Math.max(max, r.retryAfterMs());
         }
         return max;
@@ -80,7 +84,8 @@ public final class Decision {
     /** When allowed: how long the request must be held for its leaky-bucket slot; else 0. */
     public long delayMs() {
         long max = 0;
-        for (RuleDecision r : rules) {
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
             if (r.allowed()) max = Math.max(max, r.delayMs());
         }
         return allowed ? max : 0;

@@ -212,10 +212,33 @@ public final class LocalEngine implements RateLimiter {
     }
 
     /**
-     * One client of one rule. The algorithm (one per distinct rule) stands for the rule: a rule
-     * whose parameters change gets fresh states.
+     * One client of one rule. Rules compare by value (a rule whose parameters change gets fresh
+     * states; an equal rule built anew, even past the rule cache's bound, finds its clients), with
+     * the identity of the cached algorithm as the fast path and the rule's hash computed once.
      */
-    private record StateKey(RateAlgorithm algorithm, String clientKey) {
+    private static final class StateKey {
+        final RateAlgorithm algorithm;
+        final String clientKey;
+        private final int hash;
+
+        StateKey(RateAlgorithm algorithm, String clientKey) {
+            this.algorithm = algorithm;
+            this.clientKey = clientKey;
+            this.hash = 31 * algorithm.ruleHash() + clientKey.hashCode();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (this == o) return true;
+            if (!(o instanceof StateKey other)) return false;
+            return hash == other.hash && clientKey.equals(other.clientKey)
+                    && (algorithm == other.algorithm || algorithm.rule().equals(other.algorithm.rule()));
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
     }
 
     private static final class Segment {

@@ -9,10 +9,9 @@ import java.util.concurrent.atomic.LongAdder;
  * two, so a reported percentile is at most 12.5% above the true value), plus count, sum and max.
  * Recording is a few arithmetic operations and three adder updates: no lock, no allocation.
  *
- * <p>The window moves when it is read: the figures cover the decisions recorded since the window
- * before last was started, and a read at least {@code windowNanos} after the last rotation starts a
- * new window. With a monitoring agent polling every minute or more often, they describe the last one
- * to two minutes; with nobody reading, everything since the last read.
+ * <p>The window moves with time, whether or not anybody reads: the figures cover the current
+ * window and the one before it (between one and two {@code windowNanos}); windows older than that
+ * are forgotten, so a quiet period shows no stale outage.
  */
 final class LatencyHistogram {
 
@@ -43,14 +42,17 @@ final class LatencyHistogram {
     private final long windowNanos;
     private volatile Window current = new Window();
     private Window previous = new Window();   // guarded by this
-    private long rotatedAt = System.nanoTime(); // guarded by this
+    private volatile long rotateDueNanos;
 
     LatencyHistogram(long windowNanos) {
         this.windowNanos = windowNanos;
+        this.rotateDueNanos = System.nanoTime() + windowNanos;
     }
 
     void record(long nanos) {
         if (nanos < 0) nanos = 0;
+        long now = System.nanoTime();
+        if (now - rotateDueNanos >= 0) rotate(now);
         Window w = current;
         w.buckets[bucket(nanos / 1000)].increment();
         w.count.increment();
@@ -58,9 +60,22 @@ final class LatencyHistogram {
         w.maxNanos.accumulate(nanos);
     }
 
-    /** A consistent-enough view of the window, rotating it if due. */
+    /** Starts a new window if one is due; forgets both if two or more have passed. */
+    private synchronized void rotate(long now) {
+        long late = now - rotateDueNanos;
+        if (late < 0) return; // another thread rotated first
+        Window old = previous;
+        old.reset();
+        previous = current;
+        if (late >= windowNanos) previous.reset(); // the window before was idle: nothing recent in it
+        current = old;
+        rotateDueNanos = now + windowNanos;
+    }
+
+    /** A consistent-enough view of the current and the previous window. */
     synchronized Snapshot snapshot() {
         long now = System.nanoTime();
+        if (now - rotateDueNanos >= 0) rotate(now);
         Window cur = current;
         long[] merged = new long[BUCKETS];
         long count = cur.count.sum() + previous.count.sum();
@@ -68,13 +83,6 @@ final class LatencyHistogram {
         long max = Math.max(cur.maxNanos.get(), previous.maxNanos.get());
         for (int i = 0; i < BUCKETS; i++) {
             merged[i] = cur.buckets[i].sum() + previous.buckets[i].sum();
-        }
-        if (now - rotatedAt >= windowNanos) {
-            Window old = previous;
-            old.reset();
-            previous = cur;
-            current = old;
-            rotatedAt = now;
         }
         return new Snapshot(count, sum, max, merged);
     }

@@ -103,6 +103,8 @@ class ConfigLoaderTest {
                 List.of(),
                 List.of(),
                 100_000,
+                true,
+                10_000,
                 new BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1)),
                 Map.of("rules", "api", "rule.api.limit", "10", "rule.api.window", "1m")));
     }
@@ -385,15 +387,17 @@ class ConfigLoaderTest {
 
         @Test
         void anUnknownKeyIsRejectedSuggestingTheNearestKnownKey() {
-            assertRejected("rule.api.windw", "1m", "not a Sluice key; did you mean rule.api.window?");
-            assertRejected("trusted-proxy", "10.0.0.0/8", "did you mean trusted-proxies?");
-            assertRejected("redis.pool.maxTotal", "8", "did you mean redis.pool.max-total?");
-            assertRejected("Backend", "local", "did you mean backend?");
+            // an unknown key's value is never shown: it may be a mistyped secret
+            assertRejected(minimalWith("rule.api.windw", "1m"), "rule.api.windw", "****", "not a Sluice key; did you mean rule.api.window?");
+            assertRejected(minimalWith("trusted-proxy", "10.0.0.0/8"), "trusted-proxy", "****", "did you mean trusted-proxies?");
+            assertRejected(minimalWith("redis.pool.maxTotal", "8"), "redis.pool.maxTotal", "****", "did you mean redis.pool.max-total?");
+            assertRejected(minimalWith("Backend", "local"), "Backend", "****", "did you mean backend?");
         }
 
         @Test
         void anUnknownKeyFarFromEveryKnownKeyListsTheKeys() {
-            assertRejected("completely-unrelated", "x", "not a Sluice key; the keys are rules, backend, redis.url")
+            assertRejected(minimalWith("completely-unrelated", "x"), "completely-unrelated", "****",
+                    "not a Sluice key; the keys are rules, backend, redis.url")
                     .hasMessageContaining("rule.<name>.{algorithm, limit, window");
         }
 
@@ -669,6 +673,15 @@ class ConfigLoaderTest {
                     ConfigException.class);
             assertThat(e.getMessage()).doesNotContain("hunter2").contains("redis.password='****'").contains("${NOT_SET}");
             assertThat(e.value()).isEqualTo("****");
+        }
+
+        @Test
+        void aMistypedSecretKeyNeverShowsItsValue() {
+            ConfigException typo = catchThrowableOfType(() -> load("redis.pasword", "hunter2"), ConfigException.class);
+            assertThat(typo.getMessage()).doesNotContain("hunter2").contains("redis.pasword='****'")
+                    .contains("did you mean redis.password?");
+            ConfigException url = catchThrowableOfType(() -> load("redis.ur", "redis://:hunter2@host"), ConfigException.class);
+            assertThat(url.getMessage()).doesNotContain("hunter2").contains("did you mean redis.url?");
         }
     }
 }

@@ -31,6 +31,13 @@ class DurationsTest {
     }
 
     @Test
+    void aDurationFinerThanAMillisecondIsRejectedRatherThanTruncated() {
+        assertThatThrownBy(() -> Durations.parse("rule.api.window", "PT1.0005S"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("rule.api.window='PT1.0005S'").hasMessageContaining("whole milliseconds");
+    }
+
+    @Test
     void zeroNeedsNoUnitBecauseItIsTheSameInEveryUnit() {
         assertThat(Durations.parse("rule.slow.max-delay", "0")).isZero();
         assertThat(Durations.parse("rule.slow.max-delay", "0ms")).isZero();

