@@ -4,16 +4,12 @@ import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The example WAR in Jetty against a real Redis, driven over HTTP as users drive it. */
 class FilterBehaviourIT {
-
-    private static final Pattern RATE_LIMIT_ITEM = Pattern.compile("\"(\\w+)\";r=(\\d+);t=(\\d+)");
 
     @Test
     void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() throws Exception {
@@ -195,15 +191,7 @@ class FilterBehaviourIT {
 
     /** r and t of the rule's item in the RateLimit field. */
     static long[] item(HttpResponse<String> response, String rule) {
-        String field = response.headers().firstValue("RateLimit").orElseThrow(() ->
-                new AssertionError("no RateLimit field in " + response.headers().map()));
-        Matcher m = RATE_LIMIT_ITEM.matcher(field);
-        while (m.find()) {
-            if (m.group(1).equals(rule)) {
-                return new long[]{Long.parseLong(m.group(2)), Long.parseLong(m.group(3))};
-            }
-        }
-        throw new AssertionError("no item for " + rule + " in RateLimit: " + field);
+        return RateLimitField.item(response, rule);
     }
 
     private static String causes(Throwable e) {

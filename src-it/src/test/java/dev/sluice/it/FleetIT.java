@@ -1,19 +1,12 @@
 package dev.sluice.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import dev.sluice.it.Crowd.Outcome;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.CountDownLatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,22 +22,6 @@ class FleetIT {
     static final int REQUESTS_PER_CLIENT = 8;
     static final int LIMIT = 60;
 
-    private static ExecutorService clients;
-
-    @BeforeAll
-    static void startClients() {
-        clients = Executors.newFixedThreadPool(CLIENTS);
-    }
-
-    @AfterAll
-    static void stopClients() {
-        clients.shutdownNow();
-    }
-
-    /** What the fleet did with {@code CLIENTS * REQUESTS_PER_CLIENT} requests. */
-    record Outcome(int allowed, int denied, int other, long elapsedMs) {
-    }
-
     static Outcome hammer(String testName, String... ruleParams) throws Exception {
         Map<String, String> params = WebApp.params(testName, ruleParams);
         List<WebApp> fleet = new ArrayList<>();
@@ -52,34 +29,8 @@ class FleetIT {
             for (int i = 0; i < INSTANCES; i++) {
                 fleet.add(WebApp.start(params));
             }
-            AtomicInteger allowed = new AtomicInteger();
-            AtomicInteger denied = new AtomicInteger();
-            AtomicInteger other = new AtomicInteger();
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<?>> done = new ArrayList<>();
-            for (int c = 0; c < CLIENTS; c++) {
-                int client = c;
-                done.add(clients.submit(() -> {
-                    go.await();
-                    for (int i = 0; i < REQUESTS_PER_CLIENT; i++) {
-                        URI uri = fleet.get((client + i) % INSTANCES).uri("/api/fleet");
-                        HttpResponse<String> r = Http.get(uri);
-                        switch (r.statusCode()) {
-                            case 200 -> allowed.incrementAndGet();
-                            case 429 -> denied.incrementAndGet();
-                            default -> other.incrementAndGet();
-                        }
-                    }
-                    return null;
-                }));
-            }
-            long start = System.nanoTime();
-            go.countDown();
-            for (Future<?> f : done) {
-                f.get();
-            }
-            long elapsedMs = (System.nanoTime() - start) / 1_000_000;
-            Outcome outcome = new Outcome(allowed.get(), denied.get(), other.get(), elapsedMs);
+            List<URI> targets = fleet.stream().map(app -> app.uri("/api/fleet")).toList();
+            Outcome outcome = Crowd.hammer(targets, CLIENTS, REQUESTS_PER_CLIENT);
             System.out.printf("FLEET %s: %s%n", testName, outcome);
             return outcome;
         } finally {

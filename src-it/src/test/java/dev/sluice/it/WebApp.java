@@ -1,6 +1,5 @@
 package dev.sluice.it;
 
-import dev.sluice.testing.TestRedis;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -10,7 +9,6 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -28,27 +26,9 @@ final class WebApp implements AutoCloseable {
         this.connector = connector;
     }
 
-    /** The path of the WAR under test. */
-    static Path war() {
-        String path = System.getProperty("sluice.war", "../examples/target/sluice-examples.war");
-        Path war = Path.of(path);
-        if (!Files.isRegularFile(war)) {
-            throw new IllegalStateException("example WAR not found at " + war.toAbsolutePath()
-                    + ": run the integration tests through Maven (mvn verify) so the WAR is built first");
-        }
-        return war;
-    }
-
     /** Init-params pointing the WAR's filter at the test Redis under a fresh key prefix, plus {@code overrides}. */
     static Map<String, String> params(String testName, String... overrides) {
-        Map<String, String> params = new LinkedHashMap<>();
-        params.put("redis.url", TestRedis.url());
-        params.put("key-prefix", TestRedis.uniquePrefix(testName));
-        params.put("redis.timeout", "500ms"); // a shared, busy CI machine: the fleet test must not fall back
-        for (int i = 0; i + 1 < overrides.length; i += 2) {
-            params.put(overrides[i], overrides[i + 1]);
-        }
-        return params;
+        return ExampleWar.params(testName, overrides);
     }
 
     /** Deploys the WAR with the filter's init-params overridden by {@code filterParams}. */
@@ -60,7 +40,7 @@ final class WebApp implements AutoCloseable {
         server.addConnector(connector);
         WebAppContext app = new WebAppContext();
         app.setContextPath("/");
-        app.setWar(war().toAbsolutePath().toString());
+        app.setWar(ExampleWar.path().toAbsolutePath().toString());
         app.setThrowUnavailableOnStartupException(true);
         app.addOverrideDescriptor(overrideDescriptor(filterParams).toString());
         server.setHandler(app);

@@ -1,0 +1,211 @@
+package dev.sluice.it;
+
+import org.apache.catalina.Context;
+import org.apache.catalina.Lifecycle;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.scan.StandardJarScanner;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.stream.Stream;
+
+/**
+ * The example WAR deployed in an embedded Apache Tomcat 11 with {@link Tomcat#addWebapp} (as the
+ * root context unless told otherwise) on a free loopback port, unpacked into a private base
+ * directory as a stock Tomcat does. The filter's init-params are overridden the way {@link WebApp} does for Jetty: after
+ * Tomcat has read the WAR's {@code web.xml} and before the filters start, {@code filterParams}
+ * are added to the {@code sluice} filter's definition (init-params win over ratelimit.properties).
+ *
+ * <p>Tomcat does not throw when a web application fails to start: it logs the failure on the
+ * context's logger and leaves the context stopped. {@link #deploy} reports what happened
+ * ({@link #available()}, {@link #startupErrors()}); {@link #start} insists on a running application.
+ *
+ * <p>Tomcat bundles its own Servlet 6.1 API, so these tests run in their own failsafe execution,
+ * without Jetty or {@code jakarta.servlet-api} 6.0 on the classpath (see {@code src-it/pom.xml}).
+ */
+final class TomcatWebApp implements AutoCloseable {
+
+    /** Each instance gets its own engine name: its own JMX domain and context logger. */
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    static {
+        // the two containers' servlet classes must never meet (see the class comment)
+        URL servletApi = ClassLoader.getSystemResource("jakarta/servlet/Servlet.class");
+        if (ClassLoader.getSystemResource("org/eclipse/jetty/server/Server.class") != null
+                || servletApi == null || !servletApi.toString().contains("tomcat-embed-core")) {
+            throw new IllegalStateException("the Tomcat ITs need Tomcat's own Servlet API and no Jetty on the "
+                    + "classpath (jakarta.servlet.Servlet comes from " + servletApi + "): run them through the "
+                    + "tomcat-it failsafe execution of src-it/pom.xml");
+        }
+        // Tomcat publishes its first instance's base as the JVM-wide catalina.home and every later
+        // instance recreates that directory: give them all one home instead, each its own base
+        try {
+            Path home = Files.createTempDirectory("sluice-tomcat-home-");
+            home.toFile().deleteOnExit();
+            System.setProperty("catalina.home", home.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private final Tomcat tomcat;
+    private final Connector connector;
+    private final Context context;
+    private final Path baseDir;
+    private final Logger contextLogger;
+    private final StartupErrors errors;
+
+    private TomcatWebApp(Tomcat tomcat, Connector connector, Context context, Path baseDir,
+                         Logger contextLogger, StartupErrors errors) {
+        this.tomcat = tomcat;
+        this.connector = connector;
+        this.context = context;
+        this.baseDir = baseDir;
+        this.contextLogger = contextLogger;
+        this.errors = errors;
+    }
+
+    /** Deploys the WAR as the root context and starts Tomcat; fails unless the application is up. */
+    static TomcatWebApp start(Map<String, String> filterParams) throws Exception {
+        return start("", filterParams);
+    }
+
+    /** Deploys the WAR at {@code contextPath} ("" for the root) and starts Tomcat; fails unless the application is up. */
+    static TomcatWebApp start(String contextPath, Map<String, String> filterParams) throws Exception {
+        TomcatWebApp app = deploy(contextPath, filterParams);
+        if (!app.available()) {
+            IllegalStateException e = new IllegalStateException("the example WAR did not start in Tomcat: context "
+                    + app.context.getStateName());
+            app.startupErrors().forEach(e::addSuppressed);
+            app.close();
+            throw e;
+        }
+        return app;
+    }
+
+    /** Deploys the WAR as the root context and starts Tomcat, whether or not the application itself comes up. */
+    static TomcatWebApp deploy(Map<String, String> filterParams) throws Exception {
+        return deploy("", filterParams);
+    }
+
+    private static TomcatWebApp deploy(String contextPath, Map<String, String> filterParams) throws Exception {
+        Path baseDir = Files.createTempDirectory("sluice-tomcat-");
+        Files.createDirectories(baseDir.resolve("webapps")); // the host's appBase: the WAR is unpacked here
+        Tomcat tomcat = new Tomcat();
+        tomcat.setBaseDir(baseDir.toString());
+        tomcat.setSilent(true);
+        tomcat.getEngine().setName("sluice-it-" + INSTANCES.incrementAndGet());
+
+        Connector connector = new Connector();
+        connector.setPort(0);
+        connector.setProperty("address", "127.0.0.1");
+        tomcat.setConnector(connector);
+
+        // no programmatic default web.xml: its JSP servlet needs Jasper, which an embedded core lacks
+        tomcat.setAddDefaultWebXmlToWebapp(false);
+        Context context = tomcat.addWebapp(contextPath, ExampleWar.path().toAbsolutePath().toString());
+        StandardJarScanner scanner = new StandardJarScanner();
+        scanner.setScanClassPath(false); // the WAR's own jars only, not the test JVM's classpath
+        context.setJarScanner(scanner);
+        context.addLifecycleListener(event -> {
+            // after ContextConfig (added first) has merged web.xml, before the filters are started
+            if (Lifecycle.CONFIGURE_START_EVENT.equals(event.getType())) {
+                FilterDef sluice = context.findFilterDef("sluice");
+                if (sluice == null) {
+                    throw new IllegalStateException("the WAR's web.xml declares no filter named 'sluice'");
+                }
+                filterParams.forEach(sluice::addInitParameter);
+            }
+        });
+
+        Logger contextLogger = Logger.getLogger(context.getLogName()); // held: JUL keeps loggers weakly
+        StartupErrors errors = new StartupErrors();
+        contextLogger.addHandler(errors);
+        TomcatWebApp app = new TomcatWebApp(tomcat, connector, context, baseDir, contextLogger, errors);
+        try {
+            tomcat.start();
+        } catch (Exception | Error e) {
+            app.close();
+            throw e;
+        }
+        return app;
+    }
+
+    /** Whether the web application started and serves requests. */
+    boolean available() {
+        return context.getState().isAvailable();
+    }
+
+    Context context() {
+        return context;
+    }
+
+    /** What Tomcat logged as errors, with their exceptions, on the context's logger while starting. */
+    List<Throwable> startupErrors() {
+        return List.copyOf(errors.thrown);
+    }
+
+    int port() {
+        return connector.getLocalPort();
+    }
+
+    URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + port() + path);
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            tomcat.stop();
+            tomcat.destroy();
+        } finally {
+            contextLogger.removeHandler(errors);
+            deleteRecursively(baseDir);
+        }
+    }
+
+    private static void deleteRecursively(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Collects the exceptions Tomcat logs as errors on the context's logger (a filter that failed to start). */
+    private static final class StartupErrors extends Handler {
+        final List<Throwable> thrown = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void publish(LogRecord record) {
+            if (record.getLevel().intValue() >= Level.SEVERE.intValue() && record.getThrown() != null) {
+                thrown.add(record.getThrown());
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
