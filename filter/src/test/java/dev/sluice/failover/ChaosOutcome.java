@@ -95,7 +95,7 @@ final class ChaosOutcome {
     }
 
     /** How long one decision may stall for reasons of the machine, not of Sluice (GC, scheduling). */
-    static final long STALL_MS = 1_000;
+    static final long STALL_MS = 3_000;
 
     void assertContract(long redisBoundMs, long maxFailedCalls, long recoveryBoundMs) {
         assertThat(unexpected).as("exceptions thrown by decide()").isNull();

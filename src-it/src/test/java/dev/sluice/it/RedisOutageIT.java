@@ -74,7 +74,7 @@ class RedisOutageIT {
         long restarted = System.nanoTime();
         long recoveredMs = -1;
         while (System.nanoTime() - restarted < 10_000_000_000L) {
-            if (Http.post(app.uri("/login")).statusCode() == 401) {
+            if (loginDecidedByRedis()) {
                 recoveredMs = (System.nanoTime() - restarted) / 1_000_000;
                 break;
             }
@@ -106,13 +106,25 @@ class RedisOutageIT {
         long resumed = System.nanoTime();
         long recoveredMs = -1;
         while (System.nanoTime() - resumed < 10_000_000_000L) {
-            if (Http.post(app.uri("/login")).statusCode() == 401) {
+            if (loginDecidedByRedis()) {
                 recoveredMs = (System.nanoTime() - resumed) / 1_000_000;
                 break;
             }
         }
         System.out.printf("OUTAGE pause: recovered %d ms after SIGCONT%n", recoveredMs);
         assertThat(recoveredMs).isBetween(0L, 3_000L);
+    }
+
+    /**
+     * A login attempt that Redis decided (401 from the servlet, not 503 from the closed rule). A
+     * keep-alive connection the server dropped during the outage may fail once: that is no answer.
+     */
+    private boolean loginDecidedByRedis() {
+        try {
+            return Http.post(app.uri("/login")).statusCode() == 401;
+        } catch (java.io.UncheckedIOException droppedConnection) {
+            return false;
+        }
     }
 
     private static ObjectName limiterBean() throws Exception {
