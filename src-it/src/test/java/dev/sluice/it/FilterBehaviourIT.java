@@ -14,7 +14,7 @@ class FilterBehaviourIT {
     @Test
     void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() throws Exception {
         try (WebApp app = WebApp.start(WebApp.params("denial",
-                "rule.api.algorithm", "fixed-window", "rule.api.limit", "3", "rule.api.window", "1h"))) {
+                "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {
             HttpResponse<String> first = Http.get(app.uri("/api/hello"));
             assertThat(first.statusCode()).isEqualTo(200);
             assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=3600");
@@ -146,7 +146,7 @@ class FilterBehaviourIT {
 
     @Test
     void forwardedRequestIsCountedOnce() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("once", "rule.api.algorithm", "fixed-window",
+        try (WebApp app = WebApp.start(WebApp.params("once", "rule.api.algorithm", "sliding-window-log",
                 "rule.api.limit", "4", "rule.api.window", "1h"))) {
             for (int i = 0; i < 4; i++) {
                 HttpResponse<String> r = Http.get(app.uri("/forward/x"));
@@ -161,7 +161,7 @@ class FilterBehaviourIT {
     @Test
     void deniedRequestTakesNothingFromOtherRules() throws Exception {
         try (WebApp app = WebApp.start(WebApp.params("atomic", "rules", "api, login, site",
-                "rule.api.algorithm", "fixed-window", "rule.api.limit", "2", "rule.api.window", "1h",
+                "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "2", "rule.api.window", "1h",
                 "rule.site.algorithm", "token-bucket", "rule.site.limit", "100", "rule.site.window", "1h",
                 "rule.site.key", "global"))) {
             Http.get(app.uri("/api/x"));

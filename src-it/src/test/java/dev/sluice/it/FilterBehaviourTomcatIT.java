@@ -19,7 +19,7 @@ class FilterBehaviourTomcatIT {
     @Test
     void deniedRequestGetsStatusRetryAfterNoStoreRateLimitFieldsAndProblemBody() throws Exception {
         try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-denial",
-                "rule.api.algorithm", "fixed-window", "rule.api.limit", "3", "rule.api.window", "1h"))) {
+                "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {
             HttpResponse<String> first = Http.get(app.uri("/api/hello"));
             assertThat(first.statusCode()).isEqualTo(200);
             assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=3600");
@@ -81,7 +81,7 @@ class FilterBehaviourTomcatIT {
 
     @Test
     void forwardedRequestIsCountedOnce() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-once", "rule.api.algorithm", "fixed-window",
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-once", "rule.api.algorithm", "sliding-window-log",
                 "rule.api.limit", "4", "rule.api.window", "1h"))) {
             for (int i = 0; i < 4; i++) {
                 HttpResponse<String> r = Http.get(app.uri("/forward/x"));
