@@ -86,7 +86,7 @@ public final class ClientIpResolver {
         InetAddress peerAddress = IpLiteral.parseNode(peer);
         if (peerAddress == null) return null;
         if (headerValues == null || !trustedProxies.contains(peerAddress) || !headerValues.hasMoreElements()) {
-            return client(peerAddress);
+            return client(peerAddress, peer);
         }
         String first = headerValues.nextElement();
         if (!headerValues.hasMoreElements()) {
@@ -152,6 +152,26 @@ public final class ClientIpResolver {
     /** The client for an address: the address and its counting identity. */
     public ClientAddress client(InetAddress address) {
         return new ClientAddress(address, identity(address));
+    }
+
+    /**
+     * {@link #client(InetAddress)} for an address parsed from {@code text}: an IPv4 peer written as
+     * a plain dotted quad is already its identity (the parser refuses leading zeros, so digits and
+     * dots alone are the canonical form), which spares formatting it again on every request.
+     */
+    private ClientAddress client(InetAddress address, String text) {
+        if (address instanceof Inet4Address && isDottedQuad(text)) {
+            return new ClientAddress(address, text);
+        }
+        return client(address);
+    }
+
+    private static boolean isDottedQuad(String s) {
+        for (int i = 0, n = s.length(); i < n; i++) {
+            char c = s.charAt(i);
+            if ((c < '0' || c > '9') && c != '.') return false;
+        }
+        return true;
     }
 
     /**

@@ -23,6 +23,15 @@ class ClientIpResolverTest {
     }
 
     @Test
+    void anIpv4PeerIsCountedByItsCanonicalDottedQuadWhateverItsSpelling() {
+        assertThat(xff.resolve("203.0.113.7", List.of()).identity()).isEqualTo("203.0.113.7");
+        assertThat(xff.resolve("::ffff:203.0.113.7", List.of()).identity()).isEqualTo("203.0.113.7");
+        assertThat(xff.resolve("203.0.113.7:8080", List.of()).identity()).isEqualTo("203.0.113.7");
+        assertThat(xff.resolve("1.2.3", List.of())).as("not an address, so no short forms").isNull();
+        assertThat(xff.resolve("010.0.0.1", List.of())).as("no octal-looking octets").isNull();
+    }
+
+    @Test
     void withoutHeaderThePeerIsTheClient() {
         assertThat(client(xff, "203.0.113.7")).isEqualTo("203.0.113.7");
         assertThat(client(xff, "10.0.0.1")).isEqualTo("10.0.0.1");
