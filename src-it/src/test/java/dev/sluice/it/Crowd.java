@@ -22,6 +22,25 @@ final class Crowd {
 
     /** What a fleet did with a crowd's requests. */
     record Outcome(int allowed, int denied, int other, long elapsedMs) {
+
+        /**
+         * For a rule with a one-day window, aligned to the epoch, run after {@code dayBefore}
+         * ({@link #today()}): exactly {@code limit} were allowed, or, if the run straddled midnight
+         * UTC and so two windows, between one and two limits' worth.
+         */
+        void assertOneDailyWindowAllowed(long dayBefore, int limit) {
+            if (today() != dayBefore) {
+                org.assertj.core.api.Assertions.assertThat(allowed).isBetween(limit, 2 * limit);
+            } else {
+                org.assertj.core.api.Assertions.assertThat(allowed)
+                        .as("the fleet together allows exactly the limit").isEqualTo(limit);
+            }
+        }
+    }
+
+    /** The number of the current UTC day since the epoch: a one-day window's index. */
+    static long today() {
+        return System.currentTimeMillis() / 86_400_000L;
     }
 
     /** When each admitted request of a burst got its answer, in ms since the burst, and how many were refused. */
