@@ -73,6 +73,9 @@ public class RateLimitFilter implements Filter {
     private int statusCode;
     private boolean dryRun;
     private boolean needsClientAddress;
+    /** Without trusted proxies the forwarded header is never believed, so it is never read. */
+    private boolean readsForwardedHeader;
+    private String forwardedHeader;
     private SluiceMetrics metrics;
     private DelayedAdmission delays;
     private final AtomicLong lastDryRunLog = new AtomicLong();
@@ -126,6 +129,8 @@ public class RateLimitFilter implements Filter {
         this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + name;
         this.clientIps = new ClientIpResolver(CidrSet.parse(config.trustedProxies()),
                 config.clientIpHeader(), config.ipv6Prefix());
+        this.readsForwardedHeader = !config.trustedProxies().isEmpty();
+        this.forwardedHeader = clientIps.headerName();
         this.exemptIps = CidrSet.parse(config.exemptIps());
         this.exclude = config.exclude().isEmpty() ? null : RequestMatcher.parse(config.exclude());
         List<Binding> list = new ArrayList<>();
@@ -174,7 +179,8 @@ public class RateLimitFilter implements Filter {
             return;
         }
         ClientAddress client = needsClientAddress
-                ? clientIps.resolve(request.getRemoteAddr(), request.getHeaders(clientIps.headerName()))
+                ? clientIps.resolve(request.getRemoteAddr(),
+                        readsForwardedHeader ? request.getHeaders(forwardedHeader) : null)
                 : null;
         if (client != null && !exemptIps.isEmpty() && exemptIps.contains(client.address())) {
             chain.doFilter(request, response);
