@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
-LUA=filter/src/main/resources/dev/sluice/redis
+LUA=filter/src/main/resources/dev/sluice/internal/redis
 SCRIPT=$(for f in common fixed-window token-bucket sliding-window-counter sliding-window-log leaky-bucket gcra decide; do
   [ -f "$LUA/$f.lua" ] && { cat "$LUA/$f.lua"; echo; }; done)
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT

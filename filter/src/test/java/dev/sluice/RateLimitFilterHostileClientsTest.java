@@ -1,6 +1,6 @@
 package dev.sluice;
 
-import dev.sluice.local.LocalEngine;
+import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
 import dev.sluice.testing.RedisProcess;
@@ -125,7 +125,7 @@ class RateLimitFilterHostileClientsTest {
 
     private static long fallbackDecisions(RateLimitFilter filter) throws Exception {
         var server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
-        var name = dev.sluice.metrics.SluiceMetrics.instanceObjectName("hostile-down");
+        var name = dev.sluice.internal.metrics.SluiceMetrics.instanceObjectName("hostile-down");
         return (Long) server.getAttribute(name, "FallbackDecisions");
     }
 

@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.Sluice;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;

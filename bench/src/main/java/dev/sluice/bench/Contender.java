@@ -1,5 +1,7 @@
 package dev.sluice.bench;
 
+import dev.sluice.Sluice;
+
 /**
  * One limiter under test, set up for one {@link Workload}: Sluice's engine, Bucket4j, or the
  * bare-EVALSHA floor. Thread-safe; one instance per trial.

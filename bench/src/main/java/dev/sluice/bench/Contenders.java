@@ -1,5 +1,7 @@
 package dev.sluice.bench;
 
+import dev.sluice.Sluice;
+
 /** Builds the contender named in a benchmark's {@code impl} parameter. */
 final class Contenders {
 

@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.Sluice;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.util.List;

@@ -4,7 +4,7 @@ import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Rule;
-import dev.sluice.redis.RedisEngine;
+import dev.sluice.internal.redis.RedisEngine;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.UnifiedJedis;
 

@@ -3,7 +3,7 @@ package dev.sluice.bench;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Rule;
-import dev.sluice.local.LocalEngine;
+import dev.sluice.internal.local.LocalEngine;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;

@@ -1,11 +1,12 @@
 package dev.sluice.bench;
 
+import dev.sluice.Sluice;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
-import dev.sluice.redis.DeniedClientCache;
-import dev.sluice.redis.RedisEngine;
+import dev.sluice.internal.cache.DeniedClientCache;
+import dev.sluice.internal.redis.RedisEngine;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.sluice.bench;
 
 import dev.sluice.limiter.Algorithm;
-import dev.sluice.redis.DeniedClientCache;
+import dev.sluice.internal.cache.DeniedClientCache;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
@@ -300,7 +300,7 @@ public final class Suite {
     /** Whether the engine on the classpath implements {@code algorithm} yet (the suite runs against any stage of it). */
     static boolean implemented(String algorithm) {
         try {
-            dev.sluice.algorithm.RateAlgorithm.of(dev.sluice.limiter.Rule.of("probe", Algorithm.fromId(algorithm), 10,
+            dev.sluice.internal.algorithm.RateAlgorithm.of(dev.sluice.limiter.Rule.of("probe", Algorithm.fromId(algorithm), 10,
                     java.time.Duration.ofSeconds(1)));
             return true;
         } catch (IllegalArgumentException e) {

@@ -1,6 +1,7 @@
 package dev.sluice.config;
 
-import dev.sluice.algorithm.RateAlgorithm;
+import dev.sluice.Sluice;
+import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.config.SluiceConfig.Backend;
 import dev.sluice.config.SluiceConfig.BreakerSettings;
 import dev.sluice.config.SluiceConfig.ClockSource;

@@ -1,5 +1,6 @@
 package dev.sluice.key;
 
+import dev.sluice.Sluice;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**

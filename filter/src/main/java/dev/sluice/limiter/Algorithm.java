@@ -2,7 +2,7 @@ package dev.sluice.limiter;
 
 import java.util.Locale;
 
-/** The algorithms a rule can use. Their semantics are documented on the classes in {@code dev.sluice.algorithm}. */
+/** The algorithms a rule can use. Their semantics are documented on the classes in {@code dev.sluice.internal.algorithm}. */
 public enum Algorithm {
     FIXED_WINDOW("fixed-window"),
     SLIDING_WINDOW_COUNTER("sliding-window-counter"),

@@ -1,5 +1,8 @@
 package dev.sluice.metrics;
 
+import dev.sluice.Sluice;
+import dev.sluice.limiter.RateLimiter;
+
 /**
  * One Sluice instance (one filter or one {@code Sluice} object), registered as
  * {@code dev.sluice:type=RateLimiter,name=<instance>}. All counters count since start and never go

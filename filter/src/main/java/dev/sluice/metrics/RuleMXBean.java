@@ -1,5 +1,8 @@
 package dev.sluice.metrics;
 
+import dev.sluice.Sluice;
+import dev.sluice.limiter.Rule;
+
 /**
  * One rule of one Sluice instance, registered as
  * {@code dev.sluice:type=Rule,name=<instance>,rule=<rule>}. Counters count since start.

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.Sluice;
 import dev.sluice.it.Crowd.Outcome;
 import org.junit.jupiter.api.Test;
 

@@ -1,0 +1,99 @@
+package dev.sluice.internal.algorithm;
+
+import dev.sluice.limiter.Rule;
+
+import java.time.Duration;
+
+/**
+ * {@code leaky-bucket}: shapes traffic to a steady {@code limit} per {@code window}, one drain
+ * slot every {@code window / limit}, with no bursts. The state is the time of the next free slot.
+ *
+ * <ul>
+ *   <li>A request that arrives at or after the next free slot passes at once ({@code delayMs} 0).</li>
+ *   <li>Otherwise it must wait for its slot. With {@code maxDelay} 0 it is rejected; with
+ *       {@code maxDelay} &gt; 0 it is admitted with {@code delayMs} = the time to its slot if that
+ *       is at most {@code maxDelay}, else rejected. The caller holds an admitted request for
+ *       {@code delayMs} before letting it through, which is what smooths the output.</li>
+ *   <li>{@code burst} caps the queue: including its own, a request may find at most {@code burst}
+ *       slots' worth of requests admitted and not yet drained ({@code queue + cost <= burst},
+ *       measured in slots, fractional).</li>
+ *   <li>A request of cost {@code c} occupies {@code c} consecutive slots.</li>
+ * </ul>
+ * {@code remaining} is how many more cost-1 requests would be admitted right now (some of them
+ * delayed); {@code retryAfterMs} is the time until a request of the same cost would be admitted
+ * (with its own delay, if any); {@code resetMs} is the time until the queue is empty.
+ *
+ * <p>With a large {@code maxDelay}, admissions are those of {@link Gcra} with the same burst,
+ * but the requests are released one slot apart instead of at once.
+ *
+ * <p><b>Accuracy:</b> exact: requests are released at most one per slot. <b>Bursts:</b> none at
+ * the output; up to {@code burst} slots may be queued. <b>State:</b> one value, the next free slot
+ * as whole milliseconds plus a remainder in {@code [0, limit)}: a Redis string
+ * {@code "L<ms>:<remainder>"}. <b>Expiry:</b> when the queue has drained, plus the margin.
+ */
+public final class LeakyBucket extends RateAlgorithm {
+
+    static final class State extends KeyState {
+        long nextMs = Long.MIN_VALUE;
+        long nextRemainder;
+    }
+
+    private final long capacityUnits;
+    private final long maxLeadMs;
+    private final long maxDelayUnits;
+
+    LeakyBucket(Rule rule) {
+        super(rule);
+        this.capacityUnits = burst * windowMs;
+        this.maxLeadMs = Gcra.maxLeadMs(capacityUnits, limit, windowMs);
+        this.maxDelayUnits = effectiveMaxDelayMs(rule.maxDelay(), capacityUnits, limit) * limit;
+    }
+
+    /** {@code maxDelay} in ms, capped where the burst binds anyway (keeps the arithmetic exact). */
+    static long effectiveMaxDelayMs(Duration maxDelay, long capacityUnits, long limit) {
+        return Math.min(maxDelay.toMillis(), ceilDiv(capacityUnits, limit));
+    }
+
+    @Override
+    public long capacity() {
+        return burst;
+    }
+
+    @Override
+    public KeyState newState() {
+        return new State();
+    }
+
+    @Override
+    public Verdict decide(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long queued = Gcra.lead(s.nextMs, s.nextRemainder, now, limit, maxLeadMs);
+        long remainingNow = remaining(queued);
+        long resetNow = ceilDiv(queued, limit);
+        if (cost > burst) {
+            return impossible(remainingNow, resetNow);
+        }
+        long after = queued + cost * windowMs;
+        if (queued > maxDelayUnits || after > capacityUnits) {
+            long retry = Math.max(0, Math.max(ceilDiv(after - capacityUnits, limit), ceilDiv(queued - maxDelayUnits, limit)));
+            return Verdict.deny(remainingNow, resetNow, retry);
+        }
+        return Verdict.admit(remainingNow, resetNow, remaining(after), ceilDiv(after, limit), ceilDiv(queued, limit));
+    }
+
+    @Override
+    public void take(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long after = Gcra.lead(s.nextMs, s.nextRemainder, now, limit, maxLeadMs) + cost * windowMs;
+        s.nextMs = now + floorDiv(after, limit);
+        s.nextRemainder = Math.floorMod(after, limit);
+        s.expiresAtMs = now + ceilDiv(after, limit) + EXPIRY_MARGIN_MS;
+    }
+
+    /** How many cost-1 requests would be admitted one after another with {@code queued} units ahead. */
+    private long remaining(long queued) {
+        long byBurst = floorDiv(capacityUnits - queued, windowMs);
+        long byDelay = queued <= maxDelayUnits ? floorDiv(maxDelayUnits - queued, windowMs) + 1 : 0;
+        return Math.min(byBurst, byDelay);
+    }
+}

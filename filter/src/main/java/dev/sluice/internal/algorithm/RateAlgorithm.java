@@ -1,0 +1,149 @@
+package dev.sluice.internal.algorithm;
+
+import dev.sluice.Sluice;
+import dev.sluice.limiter.Rule;
+
+/**
+ * One rule's algorithm with its parameters, built once per {@link Rule}. The subclasses are the
+ * reference semantics of Sluice: the local engine runs them, and the Lua fragments in
+ * {@code dev/sluice/internal/redis/} are line-by-line translations that give bit-identical answers.
+ *
+ * <h2>Two phases</h2>
+ * A request is admitted by all of its rules or by none, so deciding is split in two:
+ * {@link #decide} looks at a client's state and changes nothing; {@link #take} applies an
+ * admitted request. A denied request never writes anything (it consumes nothing, and a flood of
+ * denied requests is read-only).
+ *
+ * <h2>Arithmetic</h2>
+ * Times are integer milliseconds. Fractional quantities are scaled to integers: a token is
+ * {@code windowMs} units, so refilling {@code limit} tokens per window adds exactly
+ * {@code elapsedMs * limit} units, and a drain slot of {@code windowMs / limit} ms is
+ * {@code windowMs} units of "ms times limit". Every intermediate value stays below 2<sup>53</sup>
+ * ({@link #validate}), where Lua's doubles are exact; divisions round toward the answer that is
+ * never early: retry-after, reset and delay round up to the next whole millisecond, remaining
+ * tokens round down.
+ *
+ * <h2>Time never runs backwards</h2>
+ * With {@code clock=local}, instances' clocks disagree. A state records the latest time an
+ * admission used, and a caller whose clock is behind decides as of that time ({@code max(now, stored)}),
+ * so it cannot rewind the state and mint tokens. Its retry-after and reset include the
+ * difference, so they stay truthful on its own clock.
+ *
+ * <h2>Expiry</h2>
+ * {@link #take} reports when the state will be back to full; the Redis key's TTL and the local
+ * entry's expiry are that moment plus {@link #EXPIRY_MARGIN_MS}, which absorbs clock skew of up
+ * to a second between instances. An expired state and an absent one decide identically.
+ *
+ * <h2>Impossible requests</h2>
+ * A request whose cost exceeds the rule's {@link #capacity()} can never be admitted. It is denied
+ * with {@code retryAfterMs} = the window: a hint to back off, not a promise.
+ */
+public abstract sealed class RateAlgorithm
+        permits FixedWindow, SlidingWindowCounter, SlidingWindowLog, TokenBucket, LeakyBucket, Gcra {
+
+    /** Extra lifetime of a state after it is back to full: tolerates this much clock skew. */
+    public static final long EXPIRY_MARGIN_MS = 1000;
+
+    /**
+     * The largest {@code max(limit, burst) * windowMs} Sluice accepts: keeps every value the
+     * algorithms compute below 2<sup>53</sup> (e.g. a limit of 10 million per day).
+     */
+    public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
+
+    final Rule rule;
+    private final int ruleHash;
+    final long limit;
+    final long windowMs;
+    final long burst;
+
+    RateAlgorithm(Rule rule) {
+        this.rule = rule;
+        this.ruleHash = rule.hashCode();
+        this.limit = rule.limit();
+        this.windowMs = rule.windowMillis();
+        this.burst = rule.burst();
+    }
+
+    /** The algorithm of {@code rule}. */
+    public static RateAlgorithm of(Rule rule) {
+        validate(rule);
+        switch (rule.algorithm()) {
+            case FIXED_WINDOW:
+                return new FixedWindow(rule);
+            case SLIDING_WINDOW_COUNTER:
+                return new SlidingWindowCounter(rule);
+            case SLIDING_WINDOW_LOG:
+                return new SlidingWindowLog(rule);
+            case TOKEN_BUCKET:
+                return new TokenBucket(rule);
+            case LEAKY_BUCKET:
+                return new LeakyBucket(rule);
+            case GCRA:
+                return new Gcra(rule);
+            default:
+                throw new IllegalArgumentException("unknown algorithm " + rule.algorithm());
+        }
+    }
+
+    /**
+     * Rejects parameters whose arithmetic would leave the exact range of a Lua number.
+     *
+     * @throws IllegalArgumentException naming the rule and the bound
+     */
+    public static void validate(Rule rule) {
+        long quota = Math.max(rule.limit(), rule.burst());
+        long window = rule.windowMillis();
+        if (quota > MAX_QUOTA_TIMES_WINDOW_MS / window) {
+            throw new IllegalArgumentException("rule " + rule.name() + ": max(limit, burst) x window in ms must be at most 2^50 ("
+                    + MAX_QUOTA_TIMES_WINDOW_MS + "), e.g. 10,000,000 per day; got " + quota + " x " + window + "ms");
+        }
+    }
+
+    /** The rule this algorithm decides. */
+    public final Rule rule() {
+        return rule;
+    }
+
+    /** {@code rule().hashCode()}, computed once: engines key client states by rule value. */
+    public final int ruleHash() {
+        return ruleHash;
+    }
+
+    /** The largest cost one request can ever be admitted with. */
+    public abstract long capacity();
+
+    /** The state of a client that was never seen. */
+    public abstract KeyState newState();
+
+    /**
+     * Decides a request of {@code cost} at {@code now} without changing {@code state}.
+     *
+     * @param state a state from {@link #newState()} of this algorithm
+     */
+    public abstract Verdict decide(KeyState state, long now, long cost);
+
+    /**
+     * Takes {@code cost} from {@code state}: call only after {@link #decide} admitted the same
+     * request (same state, time and cost).
+     */
+    public abstract void take(KeyState state, long now, long cost);
+
+    /** The request can never be admitted: see the class comment. */
+    final Verdict impossible(long remainingNow, long resetNowMs) {
+        return Verdict.deny(remainingNow, resetNowMs, windowMs);
+    }
+
+    static long floorDiv(long a, long b) {
+        return Math.floorDiv(a, b);
+    }
+
+    /** {@code ceil(a / b)} for {@code b > 0}. */
+    static long ceilDiv(long a, long b) {
+        return -Math.floorDiv(-a, b);
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "{" + rule.name() + ": limit=" + limit + ", window=" + windowMs + "ms, burst=" + burst + "}";
+    }
+}

@@ -1,0 +1,107 @@
+package dev.sluice.internal.algorithm;
+
+import dev.sluice.limiter.Rule;
+
+/**
+ * {@code sliding-window-counter}: approximates a window that slides with time by weighting the
+ * previous fixed window's count by how much of it the sliding window still covers. At a time
+ * {@code e} ms into the current (epoch-aligned) window, the estimate is
+ * {@code previous * (window - e) / window + current}; a request of cost {@code c} is admitted when
+ * the estimate plus {@code c} is at most {@code limit}.
+ *
+ * <p>{@code remaining} is {@code floor(limit - estimate)}; {@code retryAfterMs} is the first
+ * millisecond at which the estimate (falling as the previous window's weight fades, or as the
+ * current count becomes the previous one) leaves room for {@code c}; {@code resetMs} is the end
+ * of the next window, when both counts have faded.
+ *
+ * <p><b>Accuracy:</b> never more than {@code limit} per aligned window (the estimate includes the
+ * whole current count). Over a sliding interval of one window's length that covers a fraction
+ * {@code f} of the current window, at most {@code limit + previous * f < 2 * limit} are admitted;
+ * the extra only arises when the previous window's requests were bunched at its end (the
+ * estimate assumes they were spread evenly). With the previous window's traffic spread evenly,
+ * the estimate is the sliding count. The error is the other way, too: requests bunched at the
+ * start of the previous window are over-counted, so a request can be denied although fewer
+ * than {@code limit} fell in the last window's length.
+ * <b>Bursts:</b> up to {@code limit} minus the weighted previous count.
+ *
+ * <p><b>State:</b> two counters and the window: a Redis string
+ * {@code "C<window start ms>:<current>:<previous>"}. <b>Expiry:</b> at the end of the next window
+ * (when the current count has faded too) plus the margin.
+ */
+public final class SlidingWindowCounter extends RateAlgorithm {
+
+    static final class State extends KeyState {
+        long windowStart = Long.MIN_VALUE;
+        long current;
+        long previous;
+    }
+
+    private final long quotaUnits;
+
+    SlidingWindowCounter(Rule rule) {
+        super(rule);
+        this.quotaUnits = limit * windowMs;
+    }
+
+    @Override
+    public long capacity() {
+        return limit;
+    }
+
+    @Override
+    public KeyState newState() {
+        return new State();
+    }
+
+    @Override
+    public Verdict decide(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long start = windowStart(s, now);
+        long current = current(s, start);
+        long previous = previous(s, start);
+        long elapsed = Math.max(now, start) - start; // a lagging caller is at the start of the stored window
+        long previousUnits = previous * (windowMs - elapsed);
+        long remainingNow = floorDiv(quotaUnits - previousUnits - current * windowMs, windowMs);
+        long resetNow = current > 0 ? start + 2 * windowMs - now : previous > 0 ? start + windowMs - now : 0;
+        if (cost > limit) {
+            return impossible(remainingNow, resetNow);
+        }
+        if (previousUnits + (current + cost) * windowMs > quotaUnits) {
+            long admitAt;
+            if (current + cost <= limit) {
+                // still in this window, once the previous window's weight has faded enough
+                admitAt = start + windowMs - floorDiv((limit - current - cost) * windowMs, previous);
+            } else {
+                // in the next window, once this window's count (then the previous) has faded enough
+                admitAt = start + windowMs + Math.max(0, windowMs - floorDiv((limit - cost) * windowMs, current));
+            }
+            return Verdict.deny(remainingNow, resetNow, admitAt - now);
+        }
+        long remainingAfter = floorDiv(quotaUnits - previousUnits - (current + cost) * windowMs, windowMs);
+        return Verdict.admit(remainingNow, resetNow, remainingAfter, start + 2 * windowMs - now, 0);
+    }
+
+    @Override
+    public void take(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long start = windowStart(s, now);
+        long current = current(s, start);
+        s.previous = previous(s, start);
+        s.current = current + cost;
+        s.windowStart = start;
+        s.expiresAtMs = start + 2 * windowMs + EXPIRY_MARGIN_MS;
+    }
+
+    private long windowStart(State s, long now) {
+        return Math.max(floorDiv(now, windowMs) * windowMs, s.windowStart);
+    }
+
+    private static long current(State s, long start) {
+        return start == s.windowStart ? s.current : 0;
+    }
+
+    private long previous(State s, long start) {
+        if (start == s.windowStart) return s.previous;
+        return start - windowMs == s.windowStart ? s.current : 0;
+    }
+}

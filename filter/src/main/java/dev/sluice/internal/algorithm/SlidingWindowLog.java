@@ -1,0 +1,125 @@
+package dev.sluice.internal.algorithm;
+
+import dev.sluice.limiter.Rule;
+
+/**
+ * {@code sliding-window-log}: exact. Every admitted token is logged with its time; a request of
+ * cost {@code c} is admitted when the tokens logged in the last {@code window} (the interval
+ * {@code (now - window, now]}) plus {@code c} are at most {@code limit}.
+ *
+ * <p><b>Cost:</b> a request of cost {@code c} logs {@code c} entries at its time, so the log never
+ * holds more than {@code limit} entries whatever the costs. {@code remaining} is {@code limit}
+ * minus the entries in the window; a denied request's {@code retryAfterMs} is the time until
+ * enough of the oldest entries have left the window; {@code resetMs} is the time until the
+ * newest has.
+ *
+ * <p><b>Accuracy:</b> exact: no interval of one window's length ever holds more than
+ * {@code limit} admitted tokens. <b>Bursts:</b> the whole quota at once, then nothing until it
+ * slides out. <b>State:</b> one sorted-set entry per admitted token (score: its time; member: an
+ * integer unique within the window), trimmed on each admission; memory grows with the limit
+ * (see docs/algorithms.md for the measured bytes). Entries are logged at
+ * {@code max(now, newest entry)}, so a caller whose clock lags cannot log into the past.
+ * <b>Expiry:</b> one window after the newest entry, plus the margin. In process the log is kept
+ * as (time, count) runs.
+ */
+public final class SlidingWindowLog extends RateAlgorithm {
+
+    /** A ring of (time, count) runs, oldest first. */
+    static final class State extends KeyState {
+        long[] times = new long[4];
+        long[] counts = new long[4];
+        int head;
+        int size;
+        long total;
+
+        long time(int i) {
+            return times[(head + i) & (times.length - 1)];
+        }
+
+        long count(int i) {
+            return counts[(head + i) & (counts.length - 1)];
+        }
+
+        void dropOldest() {
+            total -= counts[head];
+            head = (head + 1) & (times.length - 1);
+            size--;
+        }
+
+        void append(long time, long count) {
+            if (size > 0 && time(size - 1) == time) {
+                counts[(head + size - 1) & (counts.length - 1)] += count;
+            } else {
+                if (size == times.length) grow();
+                int i = (head + size) & (times.length - 1);
+                times[i] = time;
+                counts[i] = count;
+                size++;
+            }
+            total += count;
+        }
+
+        private void grow() {
+            long[] t = new long[times.length * 2];
+            long[] c = new long[counts.length * 2];
+            for (int i = 0; i < size; i++) {
+                t[i] = time(i);
+                c[i] = count(i);
+            }
+            times = t;
+            counts = c;
+            head = 0;
+        }
+    }
+
+    SlidingWindowLog(Rule rule) {
+        super(rule);
+    }
+
+    @Override
+    public long capacity() {
+        return limit;
+    }
+
+    @Override
+    public KeyState newState() {
+        return new State();
+    }
+
+    @Override
+    public Verdict decide(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long newest = s.size > 0 ? s.time(s.size - 1) : Long.MIN_VALUE;
+        long at = Math.max(now, newest);
+        int first = 0;
+        long expired = 0;
+        while (first < s.size && s.time(first) <= at - windowMs) {
+            expired += s.count(first++);
+        }
+        long inWindow = s.total - expired;
+        long resetNow = inWindow > 0 ? newest + windowMs - now : 0;
+        if (cost > limit) {
+            return impossible(limit - inWindow, resetNow);
+        }
+        if (inWindow + cost > limit) {
+            long mustLeave = inWindow + cost - limit;
+            int i = first;
+            for (long left = s.count(i); left < mustLeave; left += s.count(i)) {
+                i++;
+            }
+            return Verdict.deny(limit - inWindow, resetNow, s.time(i) + windowMs - now);
+        }
+        return Verdict.admit(limit - inWindow, resetNow, limit - inWindow - cost, at + windowMs - now, 0);
+    }
+
+    @Override
+    public void take(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long at = s.size > 0 ? Math.max(now, s.time(s.size - 1)) : now;
+        while (s.size > 0 && s.time(0) <= at - windowMs) {
+            s.dropOldest();
+        }
+        s.append(at, cost);
+        s.expiresAtMs = at + windowMs + EXPIRY_MARGIN_MS;
+    }
+}

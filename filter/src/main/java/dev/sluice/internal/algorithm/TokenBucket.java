@@ -1,0 +1,93 @@
+package dev.sluice.internal.algorithm;
+
+import dev.sluice.limiter.Rule;
+
+/**
+ * {@code token-bucket}: a bucket of {@code burst} tokens (default {@code limit}) that refills
+ * continuously at {@code limit} tokens per {@code window}. A request of cost {@code c} is
+ * admitted when the bucket holds at least {@code c} tokens, and takes them.
+ *
+ * <p>Tokens are kept exactly, as integers scaled by the window: {@code tokens * windowMs} units,
+ * refilled by {@code elapsedMs * limit} units, so no rounding accumulates and the Lua script
+ * computes the same numbers. {@code remaining} is the whole tokens left; a denied request's
+ * {@code retryAfterMs} is the time until {@code c} tokens have refilled (rounded up to the next
+ * millisecond); {@code resetMs} is the time until the bucket is full.
+ *
+ * <p><b>Accuracy:</b> exact: over any interval of length {@code t}, at most
+ * {@code burst + limit * t / window} tokens are admitted. <b>Bursts:</b> up to {@code burst} at
+ * once after an idle period. Equivalent to {@link Gcra}, which keeps one number instead of two.
+ *
+ * <p><b>State:</b> the scaled tokens and the time they were counted, one Redis string
+ * {@code "T<tokens x windowMs>:<ms>"}. The stored time never moves backwards: a caller whose
+ * clock lags refills nothing rather than rewinding it. <b>Expiry:</b> when the bucket would be
+ * full again plus the margin.
+ */
+public final class TokenBucket extends RateAlgorithm {
+
+    static final class State extends KeyState {
+        /** Tokens times windowMs; negative: never seen. */
+        long scaledTokens = -1;
+        long stamp;
+    }
+
+    private final long capacityUnits;
+
+    TokenBucket(Rule rule) {
+        super(rule);
+        this.capacityUnits = burst * windowMs;
+    }
+
+    @Override
+    public long capacity() {
+        return burst;
+    }
+
+    @Override
+    public KeyState newState() {
+        return new State();
+    }
+
+    @Override
+    public Verdict decide(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long at = stamp(s, now);
+        long tokens = tokens(s, at);
+        long skew = at - now;
+        long remainingNow = floorDiv(tokens, windowMs);
+        long resetNow = tokens < capacityUnits ? skew + ceilDiv(capacityUnits - tokens, limit) : 0;
+        if (cost > burst) {
+            return impossible(remainingNow, resetNow);
+        }
+        long need = cost * windowMs;
+        if (tokens < need) {
+            return Verdict.deny(remainingNow, resetNow, skew + ceilDiv(need - tokens, limit));
+        }
+        long left = tokens - need;
+        return Verdict.admit(remainingNow, resetNow, floorDiv(left, windowMs), skew + ceilDiv(capacityUnits - left, limit), 0);
+    }
+
+    @Override
+    public void take(KeyState state, long now, long cost) {
+        State s = (State) state;
+        long at = stamp(s, now);
+        long left = tokens(s, at) - cost * windowMs;
+        s.scaledTokens = left;
+        s.stamp = at;
+        s.expiresAtMs = at + ceilDiv(capacityUnits - left, limit) + EXPIRY_MARGIN_MS;
+    }
+
+    private static long stamp(State s, long now) {
+        return s.scaledTokens < 0 ? now : Math.max(now, s.stamp);
+    }
+
+    /** The scaled tokens at {@code at}: the stored ones plus the refill since, capped at the capacity. */
+    private long tokens(State s, long at) {
+        if (s.scaledTokens < 0) {
+            return capacityUnits;
+        }
+        long stored = Math.min(s.scaledTokens, capacityUnits);
+        long elapsed = at - s.stamp;
+        // compare before multiplying: elapsed * limit could leave the exact range after a long idle
+        return elapsed >= ceilDiv(capacityUnits - stored, limit) ? capacityUnits : stored + elapsed * limit;
+    }
+}

@@ -1,0 +1,160 @@
+package dev.sluice.internal.failover;
+
+import dev.sluice.config.SluiceConfig;
+import dev.sluice.limiter.Clock;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Stops calling a Redis target that keeps failing, so that a dead or stuck Redis costs requests
+ * nothing instead of one timeout each.
+ *
+ * <ul>
+ *   <li><b>CLOSED</b> (normal): every call goes to Redis. {@code failureThreshold} consecutive
+ *       failures open the breaker; any success resets the count.</li>
+ *   <li><b>OPEN</b>: no call goes to Redis; callers apply the failure policy at once. After
+ *       {@code openBase} the next caller becomes the probe.</li>
+ *   <li><b>HALF_OPEN</b>: exactly one probe is calling Redis; everyone else keeps applying the
+ *       failure policy (nobody waits for the probe). The probe's success closes the breaker; its
+ *       failure opens it again for twice the previous interval, up to {@code openMax}. A probe that
+ *       never reports (it cannot, as callers report in {@code finally}) is replaced after one
+ *       interval.</li>
+ * </ul>
+ *
+ * <p>The closed-state path is one volatile read to ask and, after a success, one plain atomic read
+ * ({@code failures} is only written when it is not already 0): no lock and no allocation. State
+ * changes, which are rare, take this object's monitor and tell the {@link Listener}.
+ *
+ * <p>The clock only needs to be monotonic; its epoch does not matter.
+ */
+public final class CircuitBreaker {
+
+    /** The breaker's states, as shown by the metrics. */
+    public enum State { CLOSED, OPEN, HALF_OPEN }
+
+    /** What a caller may do. */
+    public enum Permit {
+        /** Call Redis (breaker closed). */
+        CALL,
+        /** Call Redis as the half-open probe, and report the outcome with this permit. */
+        PROBE,
+        /** Do not call Redis: apply the failure policy. */
+        REJECTED
+    }
+
+    /** Told about every state change, in order, under the breaker's lock: keep it short (a log line, a counter). */
+    @FunctionalInterface
+    public interface Listener {
+        void stateChanged(State from, State to, long openForMillis);
+
+        Listener NONE = (from, to, openFor) -> { };
+    }
+
+    /** A monotonic millisecond clock for production use. */
+    public static final Clock MONOTONIC = () -> System.nanoTime() / 1_000_000L;
+
+    private final int failureThreshold;
+    private final long openBaseMillis;
+    private final long openMaxMillis;
+    private final Clock clock;
+    private final Listener listener;
+
+    private volatile State state = State.CLOSED;
+    private final AtomicInteger failures = new AtomicInteger();
+    /** OPEN: when the next probe may start; HALF_OPEN: when a silent probe is given up. */
+    private final AtomicLong probeAt = new AtomicLong();
+    /** The current open interval; guarded by {@code this}. */
+    private long intervalMillis;
+
+    public CircuitBreaker(SluiceConfig.BreakerSettings settings, Clock clock, Listener listener) {
+        if (settings.failureThreshold() < 1) {
+            throw new IllegalArgumentException("failureThreshold must be at least 1: " + settings.failureThreshold());
+        }
+        this.failureThreshold = settings.failureThreshold();
+        this.openBaseMillis = Math.max(1, settings.openBase().toMillis());
+        this.openMaxMillis = Math.max(openBaseMillis, settings.openMax().toMillis());
+        this.clock = clock;
+        this.listener = listener;
+        this.intervalMillis = openBaseMillis;
+    }
+
+    /** Whether the caller may call Redis now. A caller given CALL or PROBE must report the outcome. */
+    public Permit acquire() {
+        if (state == State.CLOSED) {
+            return Permit.CALL;
+        }
+        long at = probeAt.get();
+        long now = clock.millis();
+        if (now < at) {
+            return Permit.REJECTED;
+        }
+        synchronized (this) {
+            if (state == State.CLOSED) return Permit.CALL;
+            if (probeAt.get() != at) return Permit.REJECTED; // another caller became the probe
+            State from = state;
+            probeAt.set(now + intervalMillis);
+            state = State.HALF_OPEN;
+            if (from != State.HALF_OPEN) listener.stateChanged(from, State.HALF_OPEN, intervalMillis);
+        }
+        return Permit.PROBE;
+    }
+
+    /** Redis answered the call made under {@code permit}. */
+    public void onSuccess(Permit permit) {
+        if (permit == Permit.PROBE) {
+            synchronized (this) {
+                if (state != State.HALF_OPEN) return; // a replacement probe already decided
+                failures.set(0);
+                intervalMillis = openBaseMillis;
+                state = State.CLOSED;
+                listener.stateChanged(State.HALF_OPEN, State.CLOSED, 0);
+            }
+        } else if (failures.get() != 0) {
+            failures.set(0);
+        }
+        // A CALL that started before the breaker opened and answered afterwards does not close it:
+        // the next probe will, within one interval.
+    }
+
+    /** Redis failed the call made under {@code permit} (error, timeout, no pooled connection). */
+    public void onFailure(Permit permit) {
+        if (permit == Permit.PROBE) {
+            synchronized (this) {
+                if (state != State.HALF_OPEN) return;
+                intervalMillis = Math.min(openMaxMillis, intervalMillis * 2);
+                probeAt.set(clock.millis() + intervalMillis);
+                state = State.OPEN;
+                listener.stateChanged(State.HALF_OPEN, State.OPEN, intervalMillis);
+            }
+            return;
+        }
+        if (permit != Permit.CALL || state != State.CLOSED) {
+            return; // in flight when the breaker opened: already counted
+        }
+        if (failures.incrementAndGet() >= failureThreshold) {
+            synchronized (this) {
+                if (state != State.CLOSED || failures.get() < failureThreshold) return;
+                intervalMillis = openBaseMillis;
+                probeAt.set(clock.millis() + openBaseMillis);
+                state = State.OPEN;
+                listener.stateChanged(State.CLOSED, State.OPEN, openBaseMillis);
+            }
+        }
+    }
+
+    public State state() {
+        return state;
+    }
+
+    /** Milliseconds until a probe may call Redis again: 0 when closed or when a probe is due. */
+    public long millisUntilProbe() {
+        if (state == State.CLOSED) return 0;
+        return Math.max(0, probeAt.get() - clock.millis());
+    }
+
+    @Override
+    public String toString() {
+        return "CircuitBreaker{" + state + ", failures=" + failures.get() + ", untilProbe=" + millisUntilProbe() + "ms}";
+    }
+}

@@ -1,0 +1,92 @@
+package dev.sluice.internal.http;
+
+import dev.sluice.config.SluiceConfig.HeaderStyle;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.util.List;
+
+/**
+ * Writes the rate-limit fields of a decision onto a response.
+ *
+ * <ul>
+ *   <li>{@code draft}: the IETF httpapi RateLimit fields (draft -10): {@code RateLimit-Policy:
+ *       "api";q=100;w=60} and {@code RateLimit: "api";r=42;t=17}, one list member per rule that
+ *       applied, in rule order.</li>
+ *   <li>{@code legacy}: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
+ *       {@code X-RateLimit-Reset} (seconds) of the rule closest to its limit.</li>
+ * </ul>
+ *
+ * <p>{@code t} is the number of seconds until the rule's quota is restored; for a rule that denied
+ * the request it is the rule's retry-after (at least 1), so {@code Retry-After} is never earlier
+ * than any denying rule's {@code t}.
+ */
+public final class RateLimitHeaders {
+
+    public static final String POLICY = "RateLimit-Policy";
+    public static final String RATE_LIMIT = "RateLimit";
+    public static final String LEGACY_LIMIT = "X-RateLimit-Limit";
+    public static final String LEGACY_REMAINING = "X-RateLimit-Remaining";
+    public static final String LEGACY_RESET = "X-RateLimit-Reset";
+
+    private final HeaderStyle style;
+
+    public RateLimitHeaders(HeaderStyle style) {
+        this.style = style;
+    }
+
+    /** The policy list member of a rule, e.g. {@code "api";q=100;w=60}; computed once per rule at init. */
+    public static String policyItem(Rule rule) {
+        return '"' + rule.name() + "\";q=" + rule.limit() + ";w=" + ceilSeconds(rule.windowMillis());
+    }
+
+    /**
+     * Writes the fields selected by {@code headers}.
+     *
+     * @param policyItems the precomputed {@link #policyItem(Rule)} of each decided rule, in decision order
+     */
+    public void write(HttpServletResponse response, Decision decision, List<String> policyItems) {
+        if (style == HeaderStyle.NONE || decision.rules().isEmpty()) {
+            return;
+        }
+        if (style.draft()) {
+            List<RuleDecision> rules = decision.rules();
+            StringBuilder policy = new StringBuilder(32 * rules.size());
+            StringBuilder current = new StringBuilder(32 * rules.size());
+            for (int i = 0; i < rules.size(); i++) {
+                RuleDecision r = rules.get(i);
+                if (i > 0) {
+                    policy.append(", ");
+                    current.append(", ");
+                }
+                policy.append(policyItems.get(i));
+                current.append('"').append(r.rule().name()).append("\";r=").append(r.remaining())
+                        .append(";t=").append(resetSeconds(r));
+            }
+            response.setHeader(POLICY, policy.toString());
+            response.setHeader(RATE_LIMIT, current.toString());
+        }
+        if (style.legacy()) {
+            RuleDecision closest = decision.closest();
+            response.setHeader(LEGACY_LIMIT, Long.toString(closest.rule().limit()));
+            response.setHeader(LEGACY_REMAINING, Long.toString(closest.remaining()));
+            response.setHeader(LEGACY_RESET, Long.toString(resetSeconds(closest)));
+        }
+    }
+
+    /** The {@code t} of a rule: its retry-after (at least 1 s) when it denied, else the time to a full quota. */
+    public static long resetSeconds(RuleDecision r) {
+        return r.allowed() ? ceilSeconds(r.resetMs()) : retryAfterSeconds(r.retryAfterMs());
+    }
+
+    /** {@code Retry-After} for a wait of {@code millis}: whole seconds, rounded up, at least 1. */
+    public static long retryAfterSeconds(long millis) {
+        return Math.max(1, ceilSeconds(millis));
+    }
+
+    static long ceilSeconds(long millis) {
+        return millis <= 0 ? 0 : (millis + 999) / 1000;
+    }
+}

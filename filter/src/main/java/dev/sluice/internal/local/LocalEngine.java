@@ -1,0 +1,260 @@
+package dev.sluice.internal.local;
+
+import dev.sluice.internal.algorithm.KeyState;
+import dev.sluice.internal.algorithm.RateAlgorithm;
+import dev.sluice.internal.algorithm.RuleCache;
+import dev.sluice.internal.algorithm.Verdict;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Clock;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The in-process engine: the algorithms of {@code dev.sluice.internal.algorithm} over a bounded map of
+ * client states. Used for {@code backend=local} and as the failover backstop while Redis is away.
+ * Same semantics as the Redis engine, counted per instance.
+ *
+ * <p><b>Atomicity.</b> States live in lock-striped segments (a key's segment follows from its
+ * hash). A request locks the segments of its rules' keys in ascending order, decides every rule,
+ * and takes the cost from all of them only if all admit: a request denied by one rule takes
+ * nothing from the others. A single-rule request holds one segment lock for a few hundred
+ * nanoseconds; there is no global lock.
+ *
+ * <p><b>Bounded memory.</b> A state expires when it is back to full (as its Redis key would) and
+ * then counts as absent. Every second, all segments are swept of expired states, one segment at
+ * a time by whichever request finds a sweep due, so no request does more than one segment's
+ * work. At most {@code maxKeys} states are kept: a new client beyond that evicts the
+ * least recently used one of its segment, so a flood of distinct keys costs a bounded heap. An
+ * evicted client that was not idle starts afresh, which admits it early: size {@code maxKeys}
+ * above the number of clients active within one window. Only admitted requests create states.
+ */
+public final class LocalEngine implements RateLimiter {
+
+    private static final long SWEEP_INTERVAL_MS = 1000;
+    private static final int MAX_SEGMENTS = 64;
+    private static final int MIN_KEYS_PER_SEGMENT = 64;
+
+    private final Clock clock;
+    private final int maxKeys;
+    private final Segment[] segments;
+    private final int segmentMask;
+    private final RuleCache<RateAlgorithm> algorithms = new RuleCache<>(RateAlgorithm::of);
+    private final long sweepStepMs;
+    private final AtomicLong nextSweepAt = new AtomicLong(Long.MIN_VALUE);
+    private final AtomicInteger sweepCursor = new AtomicInteger();
+
+    /**
+     * @param clock   where time comes from (a fake one in tests)
+     * @param maxKeys the most client states kept at once, at least 1
+     */
+    public LocalEngine(Clock clock, int maxKeys) {
+        if (maxKeys < 1) throw new IllegalArgumentException("maxKeys must be at least 1: " + maxKeys);
+        this.clock = clock;
+        this.maxKeys = maxKeys;
+        int count = Math.min(MAX_SEGMENTS, Integer.highestOneBit(Math.max(1, maxKeys / MIN_KEYS_PER_SEGMENT)));
+        this.segments = new Segment[count];
+        int perSegment = maxKeys / count;
+        for (int i = 0; i < count; i++) {
+            // the first (maxKeys % count) segments take one more, so the capacities add up to maxKeys
+            segments[i] = new Segment(perSegment + (i < maxKeys % count ? 1 : 0));
+        }
+        this.segmentMask = count - 1;
+        this.sweepStepMs = Math.max(1, SWEEP_INTERVAL_MS / count);
+    }
+
+    @Override
+    public Decision decide(List<Acquisition> acquisitions) {
+        int n = acquisitions.size();
+        if (n == 0) {
+            return Decision.none();
+        }
+        long now = clock.millis();
+        sweepIfDue(now);
+        return n == 1 ? decideOne(acquisitions.get(0), now) : decideAll(acquisitions, now);
+    }
+
+    private Decision decideOne(Acquisition a, long now) {
+        RateAlgorithm algorithm = algorithm(a.rule());
+        StateKey key = new StateKey(algorithm, a.clientKey());
+        Segment segment = segments[segmentIndex(key)];
+        segment.lock.lock();
+        try {
+            KeyState stored = segment.states.get(key);
+            KeyState state = stored == null || stored.isExpired(now) ? algorithm.newState() : stored;
+            Verdict verdict = algorithm.decide(state, now, a.cost());
+            if (verdict.allowed()) {
+                algorithm.take(state, now, a.cost());
+                if (state != stored) segment.states.put(key, state);
+            }
+            return Decision.of(List.of(verdict.decision(a.rule(), verdict.allowed(), RuleDecision.Source.LOCAL)));
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    private Decision decideAll(List<Acquisition> acquisitions, long now) {
+        int n = acquisitions.size();
+        RateAlgorithm[] algorithms = new RateAlgorithm[n];
+        StateKey[] keys = new StateKey[n];
+        int[] order = new int[n];
+        for (int i = 0; i < n; i++) {
+            Acquisition a = acquisitions.get(i);
+            algorithms[i] = algorithm(a.rule());
+            keys[i] = new StateKey(algorithms[i], a.clientKey());
+            for (int j = 0; j < i; j++) {
+                if (keys[j].equals(keys[i])) {
+                    throw new IllegalArgumentException("rule " + a.rule().name() + " is asked twice for client " + a.clientKey());
+                }
+            }
+            order[i] = segmentIndex(keys[i]);
+        }
+        Arrays.sort(order); // one lock order for everybody: no deadlock
+        int[] held = new int[n];
+        int locked = 0;
+        try {
+            for (int i = 0; i < n; i++) {
+                if (i == 0 || order[i] != order[i - 1]) {
+                    segments[order[i]].lock.lock();
+                    held[locked++] = order[i];
+                }
+            }
+            KeyState[] stored = new KeyState[n];
+            KeyState[] states = new KeyState[n];
+            Verdict[] verdicts = new Verdict[n];
+            boolean admitted = true;
+            for (int i = 0; i < n; i++) {
+                stored[i] = segments[segmentIndex(keys[i])].states.get(keys[i]);
+                states[i] = stored[i] == null || stored[i].isExpired(now) ? algorithms[i].newState() : stored[i];
+                verdicts[i] = algorithms[i].decide(states[i], now, acquisitions.get(i).cost());
+                admitted &= verdicts[i].allowed();
+            }
+            List<RuleDecision> decisions = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                if (admitted) {
+                    algorithms[i].take(states[i], now, acquisitions.get(i).cost());
+                    if (states[i] != stored[i]) segments[segmentIndex(keys[i])].states.put(keys[i], states[i]);
+                }
+                decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), admitted, RuleDecision.Source.LOCAL));
+            }
+            return Decision.of(decisions);
+        } finally {
+            for (int i = locked - 1; i >= 0; i--) {
+                segments[held[i]].lock.unlock();
+            }
+        }
+    }
+
+    /** Sweeps the next segment if its turn has come; called before the request takes any lock. */
+    private void sweepIfDue(long now) {
+        long next = nextSweepAt.get();
+        // the second test recovers from a clock that jumped back
+        if ((now >= next || next - now > SWEEP_INTERVAL_MS) && nextSweepAt.compareAndSet(next, now + sweepStepMs)) {
+            Segment segment = segments[sweepCursor.getAndIncrement() & segmentMask];
+            segment.lock.lock();
+            try {
+                segment.states.values().removeIf(s -> s.isExpired(now));
+            } finally {
+                segment.lock.unlock();
+            }
+        }
+    }
+
+    private RateAlgorithm algorithm(Rule rule) {
+        return algorithms.get(rule);
+    }
+
+    private int segmentIndex(StateKey key) {
+        int h = key.hashCode();
+        return (h ^ (h >>> 16)) & segmentMask;
+    }
+
+    /** How many client states are kept now (expired ones included until swept). */
+    public int keyCount() {
+        int total = 0;
+        for (Segment s : segments) {
+            s.lock.lock();
+            try {
+                total += s.states.size();
+            } finally {
+                s.lock.unlock();
+            }
+        }
+        return total;
+    }
+
+    /** The most client states kept at once. */
+    public int maxKeys() {
+        return maxKeys;
+    }
+
+    /** Forgets every state. */
+    @Override
+    public void close() {
+        for (Segment s : segments) {
+            s.lock.lock();
+            try {
+                s.states.clear();
+            } finally {
+                s.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * One client of one rule. Rules compare by value (a rule whose parameters change gets fresh
+     * states; an equal rule built anew, even past the rule cache's bound, finds its clients), with
+     * the identity of the cached algorithm as the fast path and the rule's hash computed once.
+     */
+    private static final class StateKey {
+        final RateAlgorithm algorithm;
+        final String clientKey;
+        private final int hash;
+
+        StateKey(RateAlgorithm algorithm, String clientKey) {
+            this.algorithm = algorithm;
+            this.clientKey = clientKey;
+            this.hash = 31 * algorithm.ruleHash() + clientKey.hashCode();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (this == o) return true;
+            if (!(o instanceof StateKey other)) return false;
+            return hash == other.hash && clientKey.equals(other.clientKey)
+                    && (algorithm == other.algorithm || algorithm.rule().equals(other.algorithm.rule()));
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
+    private static final class Segment {
+        final ReentrantLock lock = new ReentrantLock();
+        final LinkedHashMap<StateKey, KeyState> states;
+
+        Segment(int capacity) {
+            // access order: the eldest entry is the least recently used, the one to evict
+            this.states = new LinkedHashMap<>(16, 0.75f, true) {
+                private static final long serialVersionUID = 1L;
+
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<StateKey, KeyState> eldest) {
+                    return size() > capacity;
+                }
+            };
+        }
+    }
+}

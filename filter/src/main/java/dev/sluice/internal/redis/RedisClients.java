@@ -1,0 +1,183 @@
+package dev.sluice.internal.redis;
+
+import dev.sluice.Sluice;
+import dev.sluice.config.SluiceConfig;
+import dev.sluice.config.SluiceConfig.HostPort;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.ClusterCommandObjects;
+import redis.clients.jedis.CommandObjects;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.executors.ClusterCommandExecutor;
+import redis.clients.jedis.executors.CommandExecutor;
+import redis.clients.jedis.executors.DefaultCommandExecutor;
+import redis.clients.jedis.providers.ClusterConnectionProvider;
+import redis.clients.jedis.providers.SentineledConnectionProvider;
+
+import javax.net.ssl.SSLParameters;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Builds the pooled Jedis client for {@link SluiceConfig.RedisSettings}: a {@link JedisPooled} for a
+ * standalone server, a {@link JedisSentineled} that follows the Sentinel's master, or a
+ * {@link JedisCluster}. Every call is bounded by {@code redis.timeout}:
+ * <ul>
+ *   <li>connect and read timeouts are both {@code redis.timeout};</li>
+ *   <li>waiting for a pooled connection is bounded by {@code redis.pool.max-wait};</li>
+ *   <li>a borrowed connection is not PINGed first ({@code testOnBorrow=false}), so a decision costs
+ *       one round trip; broken idle connections are found by the pool's background evictor instead,
+ *       and a connection that fails mid-call is discarded by Jedis;</li>
+ *   <li>a new connection sends nothing before its first command (no {@code CLIENT SETNAME}/
+ *       {@code SETINFO}; only {@code AUTH} and {@code SELECT} when configured): when Redis is stuck, a
+ *       connection made for a waiting caller would otherwise add a second read timeout to someone's
+ *       request;</li>
+ *   <li>on Cluster, redirections (MOVED/ASK) and retries after a node failure stop once
+ *       {@code redis.timeout} has passed in total, so a dying node costs about one timeout, not
+ *       five.</li>
+ * </ul>
+ * TLS ({@code rediss://} or {@code redis.ssl=true}) uses the JVM's default trust store
+ * ({@code javax.net.ssl.trustStore}) and verifies that the server's certificate names the host
+ * (or IP address) Sluice connects to. Credentials go to {@code AUTH user password} (Redis 6 ACL) or
+ * {@code AUTH password}; Sentinels are asked without credentials.
+ *
+ * <p>A standalone client connects on its first call. Sentinel and Cluster clients ask their
+ * Sentinels or seeds for the topology at once; if none answers, the client is built anyway and asks
+ * again on use (at most every {@value #DEFERRED_RETRY_MILLIS} ms, calls failing meanwhile like calls to
+ * a dead Redis), so that an application can start while Redis is away, under the failure policy,
+ * whatever the topology.
+ */
+public final class RedisClients {
+
+    /** Sentinel/Cluster unreachable at start: the least time between two attempts to ask them for the topology. */
+    static final long DEFERRED_RETRY_MILLIS = 500;
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisClients.class);
+
+    /** Cluster: attempts per call (first try plus redirections or retries), all within one timeout. */
+    static final int CLUSTER_MAX_ATTEMPTS = 3;
+
+    private RedisClients() {
+    }
+
+    /**
+     * A new client; the caller closes it (which closes its pools). Never fails because Redis is
+     * away: see the class comment.
+     */
+    public static UnifiedJedis create(SluiceConfig.RedisSettings settings) {
+        ConnectionPoolConfig pool = poolConfig(settings);
+        if (settings.cluster()) {
+            Set<HostAndPort> seeds = hostsOf(settings.clusterNodes());
+            JedisClientConfig config = clientConfig(settings, false);
+            try {
+                return new JedisCluster(seeds, config, CLUSTER_MAX_ATTEMPTS, settings.timeout(), pool);
+            } catch (JedisException unreachable) {
+                return deferred(settings, unreachable, new ClusterCommandObjects(),
+                        () -> new ClusterCommandExecutor(new ClusterConnectionProvider(seeds, config, pool),
+                                CLUSTER_MAX_ATTEMPTS, settings.timeout()));
+            }
+        }
+        if (settings.sentinel()) {
+            Set<HostAndPort> sentinels = hostsOf(settings.sentinelNodes());
+            JedisClientConfig master = clientConfig(settings, true);
+            JedisClientConfig sentinel = sentinelConfig(settings);
+            try {
+                return new JedisSentineled(settings.sentinelMaster(), master, pool, sentinels, sentinel);
+            } catch (JedisException unreachable) {
+                return deferred(settings, unreachable, new CommandObjects(),
+                        () -> new DefaultCommandExecutor(new SentineledConnectionProvider(settings.sentinelMaster(),
+                                master, pool, sentinels, sentinel)));
+            }
+        }
+        return new JedisPooled(new HostAndPort(settings.host(), settings.port()), clientConfig(settings, true), pool);
+    }
+
+    private static UnifiedJedis deferred(SluiceConfig.RedisSettings settings, JedisException cause,
+                                         CommandObjects commands, Supplier<CommandExecutor> executor) {
+        LOG.warn("Sluice: no answer from {} at start ({}); starting anyway, and connecting when it answers",
+                settings.describe(), cause.getMessage());
+        return new UnifiedJedis(new DeferredCommandExecutor(executor, settings.describe(), DEFERRED_RETRY_MILLIS),
+                null, commands);
+    }
+
+    static ConnectionPoolConfig poolConfig(SluiceConfig.RedisSettings settings) {
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(settings.poolMaxTotal());
+        pool.setMaxIdle(settings.poolMaxIdle());
+        pool.setMinIdle(settings.poolMinIdle());
+        pool.setMaxWait(settings.poolMaxWait());
+        pool.setBlockWhenExhausted(true);
+        pool.setTestOnBorrow(false);
+        pool.setTestOnCreate(false);
+        pool.setTestOnReturn(false);
+        pool.setTestWhileIdle(true);
+        pool.setTimeBetweenEvictionRuns(Duration.ofSeconds(30));
+        // commons-pool would register an MBean per pool under a generated name; Sluice's own MXBeans
+        // are the documented ones, and nothing is left registered by a web application's class loader.
+        pool.setJmxEnabled(false);
+        return pool;
+    }
+
+    static JedisClientConfig clientConfig(SluiceConfig.RedisSettings settings, boolean withDatabase) {
+        int timeout = timeoutMillis(settings.timeout());
+        DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(timeout)
+                .socketTimeoutMillis(timeout)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+                .user(blankToNull(settings.user()))
+                .password(blankToNull(settings.password()));
+        if (withDatabase) {
+            b.database(settings.database());
+        }
+        if (settings.ssl()) {
+            b.ssl(true).sslParameters(verifyingHostname());
+        }
+        return b.build();
+    }
+
+    static JedisClientConfig sentinelConfig(SluiceConfig.RedisSettings settings) {
+        int timeout = timeoutMillis(settings.timeout());
+        DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(timeout)
+                .socketTimeoutMillis(timeout)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+        if (settings.ssl()) {
+            b.ssl(true).sslParameters(verifyingHostname());
+        }
+        return b.build();
+    }
+
+    private static SSLParameters verifyingHostname() {
+        SSLParameters p = new SSLParameters();
+        p.setEndpointIdentificationAlgorithm("HTTPS");
+        return p;
+    }
+
+    private static int timeoutMillis(Duration timeout) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    }
+
+    private static Set<HostAndPort> hostsOf(List<HostPort> nodes) {
+        Set<HostAndPort> out = new LinkedHashSet<>();
+        for (HostPort n : nodes) {
+            out.add(new HostAndPort(n.host(), n.port()));
+        }
+        return out;
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+}

@@ -1,0 +1,496 @@
+package dev.sluice.internal.algorithm;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.ManualClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The semantics every engine must give, driven by a fake clock. Run once against the local
+ * engine and once against the Redis engine ({@code clock=local}, the same fake clock).
+ */
+public abstract class AlgorithmSpec {
+
+    protected static final long T0 = ManualClock.MINUTE_BOUNDARY;
+
+    protected ManualClock clock;
+    protected RateLimiter engine;
+
+    /** A fresh engine (and, for Redis, a fresh key prefix) reading {@code clock}. */
+    protected abstract RateLimiter newEngine(ManualClock clock);
+
+    @BeforeEach
+    void startEngine() {
+        clock = new ManualClock(T0);
+        engine = newEngine(clock);
+    }
+
+    @AfterEach
+    void closeEngine() {
+        engine.close();
+    }
+
+    protected static Rule rule(String name, Algorithm algorithm, long limit, Duration window) {
+        return Rule.of(name, algorithm, limit, window);
+    }
+
+    protected static Rule bucket(String name, Algorithm algorithm, long limit, Duration window, long burst) {
+        return new Rule(name, algorithm, limit, window, burst, 1, FailurePolicy.OPEN, limit, Duration.ZERO);
+    }
+
+    protected RuleDecision ask(Rule rule, String client) {
+        return ask(rule, client, 1);
+    }
+
+    protected RuleDecision ask(Rule rule, String client, long cost) {
+        return engine.decide(List.of(new Acquisition(rule, client, cost))).rules().get(0);
+    }
+
+    protected int admitted(Rule rule, String client, int attempts) {
+        int n = 0;
+        for (int i = 0; i < attempts; i++) {
+            if (ask(rule, client).allowed()) n++;
+        }
+        return n;
+    }
+
+    // ---- fixed-window ----
+
+    @Test
+    void fixedWindowAdmitsTheLimitThenDeniesUntilTheWindowEnds() {
+        Rule r = rule("fw", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+        clock.set(T0 + 10_000);
+        for (int i = 4; i >= 0; i--) {
+            RuleDecision d = ask(r, "a");
+            assertThat(d.allowed()).isTrue();
+            assertThat(d.remaining()).isEqualTo(i);
+            assertThat(d.resetMs()).isEqualTo(50_000);
+        }
+        RuleDecision denied = ask(r, "a");
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.remaining()).isZero();
+        assertThat(denied.retryAfterMs()).isEqualTo(50_000);
+        assertThat(denied.resetMs()).isEqualTo(50_000);
+
+        clock.set(T0 + 59_999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.set(T0 + 60_000);
+        assertThat(ask(r, "a").remaining()).isEqualTo(4);
+    }
+
+    @Test
+    void fixedWindowsAreAlignedToTheEpochNotToTheFirstRequest() {
+        Rule r = rule("fw", Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(10));
+        clock.set(T0 + 9_990);
+        assertThat(admitted(r, "a", 3)).isEqualTo(2);
+        clock.set(T0 + 10_000); // 10 ms later: a new window, not 10 s after the first request
+        assertThat(admitted(r, "a", 3)).isEqualTo(2);
+    }
+
+    @Test
+    void fixedWindowCountsTheCost() {
+        Rule r = rule("fw", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        assertThat(ask(r, "a", 4).remaining()).isEqualTo(6);
+        assertThat(ask(r, "a", 6).remaining()).isZero();
+        assertThat(ask(r, "a", 1).allowed()).isFalse();
+    }
+
+    @Test
+    void deniedRequestTakesNothingSoASmallerOneStillFits() {
+        Rule r = rule("fw", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        ask(r, "a", 8);
+        RuleDecision big = ask(r, "a", 3);
+        assertThat(big.allowed()).isFalse();
+        assertThat(big.remaining()).isEqualTo(2);
+        assertThat(ask(r, "a", 2).allowed()).isTrue();
+    }
+
+    @Test
+    void clientsAreCountedSeparately() {
+        Rule r = rule("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        assertThat(ask(r, "a").allowed()).isTrue();
+        assertThat(ask(r, "b").allowed()).isTrue();
+        assertThat(ask(r, "a").allowed()).isFalse();
+    }
+
+    @Test
+    void fixedWindowCallerWithALaggingClockCountsAgainstTheWindowAlreadyStarted() {
+        Rule r = rule("fw", Algorithm.FIXED_WINDOW, 3, Duration.ofSeconds(10));
+        clock.set(T0 + 10_500);
+        assertThat(admitted(r, "a", 3)).isEqualTo(3);
+        clock.set(T0 + 9_900); // an instance 600 ms behind, still in the previous window by its clock
+        RuleDecision late = ask(r, "a");
+        assertThat(late.allowed()).isFalse();
+        assertThat(late.retryAfterMs()).as("until the later window ends, on the caller's clock").isEqualTo(10_100);
+    }
+
+    @Test
+    void costAboveTheLimitIsNeverAdmitted() {
+        Rule r = rule("fw", Algorithm.FIXED_WINDOW, 3, Duration.ofSeconds(10));
+        RuleDecision d = ask(r, "a", 4);
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.remaining()).isEqualTo(3);
+        assertThat(d.retryAfterMs()).isEqualTo(10_000);
+        assertThat(ask(r, "a", 3).allowed()).isTrue();
+    }
+
+    // ---- token-bucket ----
+
+    @Test
+    void tokenBucketAdmitsItsCapacityAtOnceThenRefillsAtTheLimitPerWindow() {
+        Rule r = rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10)); // one token a second
+        assertThat(admitted(r, "a", 11)).isEqualTo(10);
+        clock.advance(999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        RuleDecision d = ask(r, "a");
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.remaining()).isZero();
+        clock.advance(3_500);
+        assertThat(admitted(r, "a", 5)).isEqualTo(3);
+    }
+
+    @Test
+    void tokenBucketRetryAfterIsTheTimeUntilTheCostHasRefilled() {
+        Rule r = rule("tb", Algorithm.TOKEN_BUCKET, 3, Duration.ofSeconds(1)); // a token every 333.3 ms
+        assertThat(admitted(r, "a", 3)).isEqualTo(3);
+        RuleDecision one = ask(r, "a");
+        assertThat(one.allowed()).isFalse();
+        assertThat(one.retryAfterMs()).isEqualTo(334);
+        assertThat(one.resetMs()).isEqualTo(1_000);
+        RuleDecision two = ask(r, "a", 2);
+        assertThat(two.retryAfterMs()).isEqualTo(667);
+
+        clock.advance(333);
+        assertThat(ask(r, "a").allowed()).as("333 ms refill 0.999 tokens").isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void tokenBucketResetIsTheTimeUntilTheBucketIsFull() {
+        Rule r = rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10));
+        RuleDecision first = ask(r, "a", 4);
+        assertThat(first.remaining()).isEqualTo(6);
+        assertThat(first.resetMs()).isEqualTo(4_000);
+        clock.advance(1_500);
+        RuleDecision second = ask(r, "a");
+        assertThat(second.remaining()).isEqualTo(6); // 6 + 1.5 - 1 = 6.5
+        assertThat(second.resetMs()).isEqualTo(3_500);
+    }
+
+    @Test
+    void tokenBucketBurstLargerThanTheLimit() {
+        Rule r = bucket("tb", Algorithm.TOKEN_BUCKET, 1, Duration.ofSeconds(1), 5);
+        assertThat(admitted(r, "a", 6)).isEqualTo(5);
+        clock.advance(2_000);
+        assertThat(admitted(r, "a", 3)).isEqualTo(2);
+        RuleDecision d = ask(r, "a");
+        assertThat(d.retryAfterMs()).isEqualTo(1_000);
+        assertThat(d.resetMs()).isEqualTo(5_000);
+    }
+
+    @Test
+    void tokenBucketCallerWithALaggingClockCannotMintTokens() {
+        Rule r = rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10));
+        clock.set(T0 + 20_000);
+        assertThat(admitted(r, "a", 10)).isEqualTo(10);
+        clock.set(T0 + 15_000); // 5 s behind: it must not see 5 s of refill "since" its own time
+        RuleDecision late = ask(r, "a");
+        assertThat(late.allowed()).isFalse();
+        assertThat(late.retryAfterMs()).as("1 s of refill after the stored time, on the caller's clock").isEqualTo(6_000);
+        clock.set(T0 + 21_000);
+        assertThat(admitted(r, "a", 2)).isEqualTo(1);
+    }
+
+    @Test
+    void tokenBucketCostAboveTheBurstIsNeverAdmitted() {
+        Rule r = rule("tb", Algorithm.TOKEN_BUCKET, 3, Duration.ofSeconds(10));
+        RuleDecision d = ask(r, "a", 4);
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.retryAfterMs()).isEqualTo(10_000);
+        assertThat(ask(r, "a", 3).allowed()).isTrue();
+    }
+
+    // ---- gcra ----
+
+    @Test
+    void gcraAdmitsTheBurstThenOneRequestPerEmissionInterval() {
+        Rule r = rule("gcra", Algorithm.GCRA, 10, Duration.ofSeconds(10)); // one per second
+        assertThat(admitted(r, "a", 11)).isEqualTo(10);
+        RuleDecision denied = ask(r, "a");
+        assertThat(denied.retryAfterMs()).isEqualTo(1_000);
+        assertThat(denied.resetMs()).isEqualTo(10_000);
+        clock.advance(999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void gcraAnswersExactlyAsTheTokenBucketWithTheSameBurst() {
+        Rule gcra = bucket("g", Algorithm.GCRA, 7, Duration.ofSeconds(3), 4);
+        Rule bucket = bucket("t", Algorithm.TOKEN_BUCKET, 7, Duration.ofSeconds(3), 4);
+        long[] steps = {0, 0, 1, 0, 0, 130, 1, 429, 428, 0, 0, 2_000, 1, 1, 1, 5_000, 0, 0, 0, 0, 0};
+        long[] costs = {1, 2, 1, 1, 3, 1, 1, 1, 2, 1, 1, 4, 1, 1, 1, 1, 2, 2, 1, 1, 1};
+        for (int i = 0; i < steps.length; i++) {
+            clock.advance(steps[i]);
+            RuleDecision g = ask(gcra, "a", costs[i]);
+            RuleDecision t = ask(bucket, "a", costs[i]);
+            assertThat(List.of(g.allowed(), g.remaining(), g.retryAfterMs(), g.resetMs()))
+                    .as("step %d", i).isEqualTo(List.of(t.allowed(), t.remaining(), t.retryAfterMs(), t.resetMs()));
+        }
+    }
+
+    @Test
+    void gcraCallerWithALaggingClockIsStricterNeverLooser() {
+        Rule r = rule("gcra", Algorithm.GCRA, 10, Duration.ofSeconds(10));
+        clock.set(T0 + 20_000);
+        assertThat(admitted(r, "a", 10)).isEqualTo(10);
+        clock.set(T0 + 15_000);
+        RuleDecision late = ask(r, "a");
+        assertThat(late.allowed()).isFalse();
+        assertThat(late.retryAfterMs()).isEqualTo(6_000);
+    }
+
+    // ---- leaky-bucket ----
+
+    private static Rule leaky(long limit, Duration window, long burst, Duration maxDelay) {
+        return new Rule("leaky", Algorithm.LEAKY_BUCKET, limit, window, burst, 1, FailurePolicy.OPEN, limit, maxDelay);
+    }
+
+    @Test
+    void leakyBucketWithoutMaxDelayAdmitsOnlyAtAFreeSlot() {
+        Rule r = leaky(10, Duration.ofSeconds(1), 10, Duration.ZERO); // a slot every 100 ms
+        RuleDecision first = ask(r, "a");
+        assertThat(first.allowed()).isTrue();
+        assertThat(first.delayMs()).isZero();
+        assertThat(first.remaining()).as("the next slot is not free yet").isZero();
+        RuleDecision second = ask(r, "a");
+        assertThat(second.allowed()).isFalse();
+        assertThat(second.retryAfterMs()).isEqualTo(100);
+        clock.advance(99);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void leakyBucketDelaysARequestUntilItsSlotUpToMaxDelay() {
+        Rule r = leaky(10, Duration.ofSeconds(1), 10, Duration.ofMillis(250));
+        assertThat(ask(r, "a").delayMs()).isZero();
+        RuleDecision second = ask(r, "a");
+        assertThat(second.allowed()).isTrue();
+        assertThat(second.delayMs()).isEqualTo(100);
+        RuleDecision third = ask(r, "a");
+        assertThat(third.delayMs()).isEqualTo(200);
+        assertThat(third.remaining()).as("a fourth would wait 300 ms").isZero();
+        assertThat(third.resetMs()).isEqualTo(300);
+        RuleDecision fourth = ask(r, "a");
+        assertThat(fourth.allowed()).isFalse();
+        assertThat(fourth.retryAfterMs()).isEqualTo(50);
+        clock.advance(50);
+        RuleDecision later = ask(r, "a");
+        assertThat(later.allowed()).isTrue();
+        assertThat(later.delayMs()).isEqualTo(250);
+    }
+
+    @Test
+    void leakyBucketBurstCapsHowManyMayWait() {
+        Rule r = leaky(10, Duration.ofSeconds(1), 3, Duration.ofSeconds(10));
+        assertThat(ask(r, "a").delayMs()).isZero();
+        assertThat(ask(r, "a").delayMs()).isEqualTo(100);
+        RuleDecision third = ask(r, "a");
+        assertThat(third.delayMs()).isEqualTo(200);
+        assertThat(third.remaining()).isZero();
+        RuleDecision fourth = ask(r, "a");
+        assertThat(fourth.allowed()).isFalse();
+        assertThat(fourth.retryAfterMs()).isEqualTo(100);
+        clock.advance(100);
+        assertThat(ask(r, "a").delayMs()).isEqualTo(200);
+    }
+
+    @Test
+    void leakyBucketWithFractionalSlotsNeverReleasesEarly() {
+        Rule r = leaky(3, Duration.ofSeconds(1), 3, Duration.ofSeconds(1)); // a slot every 333.3 ms
+        assertThat(ask(r, "a").delayMs()).isZero();
+        assertThat(ask(r, "a").delayMs()).isEqualTo(334);
+        assertThat(ask(r, "a").delayMs()).isEqualTo(667);
+        clock.advance(334);
+        RuleDecision d = ask(r, "a");
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.delayMs()).isEqualTo(666); // slot at 1000 ms, now 334
+    }
+
+    // ---- sliding-window-counter ----
+
+    @Test
+    void slidingWindowCounterWeightsThePreviousWindowByItsOverlap() {
+        Rule r = rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofSeconds(10));
+        clock.set(T0 + 5_000);
+        assertThat(admitted(r, "a", 11)).isEqualTo(10);
+        clock.set(T0 + 12_500); // a quarter into the next window: 10 x 0.75 = 7.5 still count
+        RuleDecision first = ask(r, "a");
+        assertThat(first.allowed()).isTrue();
+        assertThat(first.remaining()).isEqualTo(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+        RuleDecision denied = ask(r, "a");
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.retryAfterMs()).as("at 3 s in, 10 x 0.7 + 2 + 1 = 10").isEqualTo(500);
+        assertThat(denied.resetMs()).as("the end of the next window").isEqualTo(17_500);
+        clock.advance(499);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void slidingWindowCounterRetryAfterCanFallInTheNextWindow() {
+        Rule r = rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 4, Duration.ofSeconds(10));
+        clock.set(T0 + 8_000);
+        assertThat(admitted(r, "a", 4)).isEqualTo(4);
+        RuleDecision denied = ask(r, "a");
+        // next window: 4 x (10 - e)/10 + 1 <= 4 from e = 2.5 s, i.e. 4.5 s from now
+        assertThat(denied.retryAfterMs()).isEqualTo(4_500);
+        clock.advance(4_499);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(r, "a").allowed()).isTrue();
+    }
+
+    // ---- sliding-window-log ----
+
+    @Test
+    void slidingWindowLogIsExact() {
+        Rule r = rule("swl", Algorithm.SLIDING_WINDOW_LOG, 3, Duration.ofSeconds(10));
+        for (int i = 0; i < 3; i++) {
+            assertThat(ask(r, "a").allowed()).isTrue();
+            clock.advance(1_000);
+        }
+        clock.set(T0 + 5_000);
+        RuleDecision denied = ask(r, "a");
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.retryAfterMs()).as("until the first entry leaves the window").isEqualTo(5_000);
+        assertThat(denied.resetMs()).as("until the newest has").isEqualTo(7_000);
+        clock.set(T0 + 9_999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.set(T0 + 10_000);
+        RuleDecision d = ask(r, "a");
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.remaining()).isZero();
+        assertThat(ask(r, "a").retryAfterMs()).isEqualTo(1_000);
+    }
+
+    @Test
+    void slidingWindowLogCountsACostAsThatManyEntries() {
+        Rule r = rule("swl", Algorithm.SLIDING_WINDOW_LOG, 5, Duration.ofSeconds(10));
+        assertThat(ask(r, "a", 2).remaining()).isEqualTo(3);
+        clock.advance(1_000);
+        assertThat(ask(r, "a", 2).remaining()).isEqualTo(1);
+        clock.advance(1_000);
+        RuleDecision three = ask(r, "a", 3);
+        assertThat(three.allowed()).isFalse();
+        assertThat(three.retryAfterMs()).as("both of the first request's entries must leave").isEqualTo(8_000);
+        RuleDecision four = ask(r, "a", 4);
+        assertThat(four.retryAfterMs()).as("and one of the second's").isEqualTo(9_000);
+        assertThat(ask(r, "a", 1).allowed()).isTrue();
+        assertThat(ask(r, "a", 1).retryAfterMs()).isEqualTo(8_000);
+    }
+
+    @Test
+    void slidingWindowLogCallerWithALaggingClockLogsAtTheNewestTime() {
+        Rule r = rule("swl", Algorithm.SLIDING_WINDOW_LOG, 2, Duration.ofSeconds(10));
+        clock.set(T0 + 20_000);
+        assertThat(ask(r, "a").allowed()).isTrue();
+        clock.set(T0 + 15_000);
+        RuleDecision late = ask(r, "a");
+        assertThat(late.allowed()).isTrue();
+        assertThat(late.resetMs()).as("its entry is logged at the newest time").isEqualTo(15_000);
+        clock.set(T0 + 29_999);
+        assertThat(ask(r, "a").allowed()).isFalse();
+        clock.set(T0 + 30_000);
+        assertThat(admitted(r, "a", 3)).isEqualTo(2);
+    }
+
+    // ---- several rules ----
+
+    @Test
+    void deniedRequestTakesNothingFromAnyAlgorithm() {
+        List<Rule> rules = List.of(
+                rule("fw", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1)),
+                rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1)),
+                rule("swl", Algorithm.SLIDING_WINDOW_LOG, 10, Duration.ofMinutes(1)),
+                rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1)),
+                leaky(10, Duration.ofMinutes(1), 10, Duration.ofMinutes(1)),
+                rule("gcra", Algorithm.GCRA, 10, Duration.ofMinutes(1)));
+        Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        List<Acquisition> request = new java.util.ArrayList<>();
+        for (Rule r : rules) request.add(new Acquisition(r, "a", 2));
+        request.add(new Acquisition(strict, "a"));
+
+        Decision first = engine.decide(request);
+        assertThat(first.allowed()).isTrue();
+        List<Long> remainingAfterFirst = first.rules().stream().map(RuleDecision::remaining).toList();
+        for (int i = 0; i < 5; i++) {
+            clock.advance(1);
+            Decision denied = engine.decide(request);
+            assertThat(denied.allowed()).isFalse();
+            assertThat(denied.violated()).extracting(d -> d.rule().name()).containsExactly("strict");
+        }
+        Decision probe = engine.decide(request.subList(0, rules.size()));
+        assertThat(probe.allowed()).isTrue();
+        for (int i = 0; i < rules.size(); i++) {
+            assertThat(probe.rules().get(i).remaining()).as(rules.get(i).name())
+                    .isEqualTo(Math.max(0, remainingAfterFirst.get(i) - 2));
+        }
+    }
+
+
+    @Test
+    void deniedRequestTakesNothingFromOtherRules() {
+        Rule perMinute = rule("minute", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));
+        Rule perSecond = rule("second", Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(1));
+        List<Acquisition> request = List.of(new Acquisition(perMinute, "a"), new Acquisition(perSecond, "a"));
+        assertThat(engine.decide(request).allowed()).isTrue();
+        assertThat(engine.decide(request).allowed()).isTrue();
+        for (int i = 0; i < 5; i++) {
+            Decision denied = engine.decide(request);
+            assertThat(denied.allowed()).isFalse();
+            assertThat(denied.violated()).extracting(d -> d.rule().name()).containsExactly("second");
+            RuleDecision untouched = denied.rules().get(0);
+            assertThat(untouched.allowed()).as("the minute rule would admit").isTrue();
+            assertThat(untouched.remaining()).as("and took nothing").isEqualTo(98);
+            assertThat(untouched.retryAfterMs()).isZero();
+        }
+        assertThat(ask(perMinute, "a").remaining()).isEqualTo(97);
+    }
+
+    @Test
+    void admittedRequestTakesFromEveryRuleAndReportsEach() {
+        Rule a = rule("a", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        Rule b = rule("b", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
+        Decision d = engine.decide(List.of(new Acquisition(a, "x", 2), new Acquisition(b, "y", 3)));
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.rules()).extracting(RuleDecision::remaining).containsExactly(8L, 2L);
+        assertThat(d.rules()).extracting(x -> x.rule().name()).containsExactly("a", "b");
+        assertThat(ask(a, "x").remaining()).isEqualTo(7);
+        assertThat(ask(b, "y").remaining()).isEqualTo(1);
+    }
+
+    @Test
+    void noAcquisitionsIsNoDecision() {
+        assertThat(engine.decide(List.of())).isSameAs(Decision.none());
+    }
+}

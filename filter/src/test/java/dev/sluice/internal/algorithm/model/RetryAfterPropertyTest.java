@@ -1,0 +1,142 @@
+package dev.sluice.internal.algorithm.model;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Rule;
+import dev.sluice.internal.local.LocalEngine;
+import dev.sluice.internal.redis.RedisEngine;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import redis.clients.jedis.JedisPooled;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Retry-After and reset are truthful, for every algorithm on both engines: a client that waits
+ * exactly the advertised {@code retryAfterMs} and retries is admitted, and one that retries a
+ * millisecond sooner is not; a full-capacity request is admitted exactly {@code resetMs} after
+ * the last decision, and not a millisecond sooner. (The early probes are denied, so they take
+ * nothing and do not disturb the late ones.)
+ *
+ * <p>{@code -Dsluice.property.sequences=N} sets the sequences per algorithm (default 150 local,
+ * a sixth of that on Redis).
+ */
+class RetryAfterPropertyTest {
+
+    static final int SEQUENCES = Integer.getInteger("sluice.property.sequences", 150);
+    static final long SEED = Long.getLong("sluice.equivalence.seed", 20_250_601L);
+
+    private static JedisPooled jedis;
+
+    @BeforeAll
+    static void connect() {
+        jedis = new JedisPooled(URI.create(TestRedis.url()));
+    }
+
+    @AfterAll
+    static void disconnect() {
+        jedis.close();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void onTheLocalEngine(Algorithm algorithm) {
+        check(algorithm, SEQUENCES, clock -> new LocalEngine(clock, 1_000), null);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void onRedis(Algorithm algorithm) {
+        Set<String> keys = new HashSet<>();
+        try {
+            check(algorithm, Math.max(1, SEQUENCES / 6), clock -> new RedisEngine(jedis, TestRedis.uniquePrefix("retry"), false, clock, false), keys);
+        } finally {
+            if (!keys.isEmpty()) jedis.del(keys.toArray(String[]::new));
+        }
+    }
+
+    private void check(Algorithm algorithm, int sequences, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys) {
+        int[] probes = new int[2];
+        for (int i = 0; i < sequences; i++) {
+            long seed = SEED + algorithm.ordinal() * 1_000_003L + i;
+            for (int attempt = 1; ; attempt++) {
+                long started = System.nanoTime();
+                int[] counted = new int[2];
+                try {
+                    sequence(seed, algorithm, engines, redisKeys, counted);
+                    probes[0] += counted[0];
+                    probes[1] += counted[1];
+                    break;
+                } catch (AssertionError e) {
+                    // Redis expires keys in real time: replay a sequence that outlasted the expiry margin
+                    if ((System.nanoTime() - started) / 1_000_000 <= EquivalenceTest.MAX_REAL_MS || attempt == 3) throw e;
+                }
+            }
+        }
+        assertThat(probes[0]).as("denials probed").isGreaterThan(sequences);
+        assertThat(probes[1]).as("resets probed").isGreaterThan(sequences / 10);
+    }
+
+    /** One generated sequence with its probes; counts the retry and reset probes into {@code probes}. */
+    private static void sequence(long seed, Algorithm algorithm, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys,
+                                 int[] probes) {
+        Random rnd = new Random(seed);
+        List<Rule> rules = new ArrayList<>();
+        int ruleCount = 1 + rnd.nextInt(2);
+        for (int r = 0; r < ruleCount; r++) rules.add(Scenario.rule("r" + r, algorithm, rnd));
+        long minWindow = rules.stream().mapToLong(Rule::windowMillis).min().orElseThrow();
+        ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000));
+        StringBuilder log = new StringBuilder("seed ").append(seed).append(' ').append(rules).append('\n');
+        try (RateLimiter engine = engines.apply(clock)) {
+            for (int step = 0; step < 40; step++) {
+                clock.advance(rnd.nextInt(4) == 0 ? 0 : rnd.nextInt((int) minWindow + 1));
+                List<Acquisition> request = new ArrayList<>();
+                for (Rule r : rules) {
+                    if (request.isEmpty() && r == rules.get(rules.size() - 1) || rnd.nextBoolean()) {
+                        request.add(new Acquisition(r, "c", 1 + rnd.nextInt((int) Scenario.capacity(r))));
+                    }
+                }
+                if (redisKeys != null && engine instanceof RedisEngine redis) {
+                    for (Acquisition a : request) redisKeys.add(redis.key(a.rule(), a.clientKey()));
+                }
+                Decision d = engine.decide(request);
+                log.append("  t=").append(clock.millis()).append(' ').append(request.stream()
+                        .map(a -> a.rule().name() + "x" + a.cost()).toList()).append(" -> ").append(d).append('\n');
+                if (!d.allowed()) {
+                    long retry = d.retryAfterMs();
+                    assertThat(retry).as(log::toString).isPositive();
+                    long deniedAt = clock.millis();
+                    clock.set(deniedAt + retry - 1);
+                    assertThat(engine.decide(request).allowed()).as(() -> "one ms early, after " + (retry - 1) + " ms\n" + log).isFalse();
+                    clock.set(deniedAt + retry);
+                    assertThat(engine.decide(request).allowed()).as(() -> "after the advertised " + retry + " ms\n" + log).isTrue();
+                    probes[0]++;
+                } else if (request.size() == 1 && d.rules().get(0).resetMs() > 0 && rnd.nextInt(4) == 0) {
+                    Rule r = request.get(0).rule();
+                    List<Acquisition> full = List.of(new Acquisition(r, "c", Scenario.capacity(r)));
+                    long reset = d.rules().get(0).resetMs();
+                    long decidedAt = clock.millis();
+                    clock.set(decidedAt + reset - 1);
+                    assertThat(engine.decide(full).allowed()).as(() -> "full request one ms before reset " + reset + "\n" + log).isFalse();
+                    clock.set(decidedAt + reset);
+                    assertThat(engine.decide(full).allowed()).as(() -> "full request at reset " + reset + "\n" + log).isTrue();
+                    probes[1]++;
+                }
+            }
+        }
+    }
+}

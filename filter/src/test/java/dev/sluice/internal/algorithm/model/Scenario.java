@@ -1,0 +1,131 @@
+package dev.sluice.internal.algorithm.model;
+
+import dev.sluice.internal.algorithm.RateAlgorithm;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.Rule;
+import dev.sluice.testing.ManualClock;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * A generated request sequence: a few rules of random algorithms and parameters, a few clients,
+ * and requests at times that mostly move forward (by nothing, a little, about one drain interval,
+ * about a window, or a lot) and sometimes lag behind the latest time by less than the expiry
+ * margin and the shortest window, as an instance with a slow clock would ({@code clock=local}).
+ */
+final class Scenario {
+
+    static final long[] WINDOWS = {10, 37, 100, 999, 1_000, 1_500, 10_000, 60_000};
+    static final long[] LIMITS = {1, 2, 3, 5, 7, 10, 20};
+    static final long MAX_LAG_MS = 900; // below RateAlgorithm.EXPIRY_MARGIN_MS
+
+    final long seed;
+    final List<Rule> rules = new ArrayList<>();
+    final List<Step> steps = new ArrayList<>();
+
+    record Step(long now, List<Acquisition> acquisitions) {
+    }
+
+    private Scenario(long seed) {
+        this.seed = seed;
+    }
+
+    /** A scenario whose rules all use {@code only} (or any algorithm when null). */
+    static Scenario generate(long seed, Algorithm only, int maxRules, int maxSteps) {
+        Random rnd = new Random(seed);
+        Scenario s = new Scenario(seed);
+        int ruleCount = 1 + rnd.nextInt(maxRules);
+        long minWindow = Long.MAX_VALUE;
+        long maxWindow = 0;
+        for (int i = 0; i < ruleCount; i++) {
+            Rule r = rule("r" + i, only != null ? only : Algorithm.values()[rnd.nextInt(Algorithm.values().length)], rnd);
+            s.rules.add(r);
+            minWindow = Math.min(minWindow, r.windowMillis());
+            maxWindow = Math.max(maxWindow, r.windowMillis());
+        }
+        int clients = 1 + rnd.nextInt(3);
+        long latest = ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000);
+        int stepCount = 5 + rnd.nextInt(maxSteps - 4);
+        for (int i = 0; i < stepCount; i++) {
+            long now;
+            int kind = rnd.nextInt(100);
+            if (kind < 10 && i > 0) {
+                now = latest - rnd.nextInt((int) Math.min(MAX_LAG_MS, minWindow) + 1);
+            } else {
+                long dt;
+                if (kind < 30) dt = 0;
+                else if (kind < 50) dt = 1 + rnd.nextInt(5);
+                else if (kind < 70) dt = rnd.nextInt((int) Math.max(1, 2 * minWindow / s.rules.get(0).limit()) + 1);
+                else if (kind < 92) dt = rnd.nextInt((int) minWindow + 1);
+                else dt = rnd.nextInt((int) (3 * maxWindow) + 1);
+                now = latest + dt;
+                latest = now;
+            }
+            List<Acquisition> acquisitions = new ArrayList<>();
+            String client = "c" + rnd.nextInt(clients);
+            for (Rule r : s.rules) {
+                if (acquisitions.isEmpty() && r == s.rules.get(s.rules.size() - 1) || rnd.nextInt(10) < 7) {
+                    String who = rnd.nextInt(5) == 0 ? "c" + rnd.nextInt(clients) : client;
+                    acquisitions.add(new Acquisition(r, who, cost(r, rnd)));
+                }
+            }
+            s.steps.add(new Step(now, acquisitions));
+        }
+        return s;
+    }
+
+    static Rule rule(String name, Algorithm algorithm, Random rnd) {
+        long limit = LIMITS[rnd.nextInt(LIMITS.length)];
+        long window = WINDOWS[rnd.nextInt(WINDOWS.length)];
+        long burst = limit;
+        Duration maxDelay = Duration.ZERO;
+        if (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET) {
+            if (rnd.nextBoolean()) burst = 1 + rnd.nextInt((int) (2 * limit + 1));
+        }
+        if (algorithm == Algorithm.LEAKY_BUCKET && rnd.nextInt(3) > 0) {
+            maxDelay = Duration.ofMillis(rnd.nextInt((int) (2 * window + 1)));
+        }
+        return new Rule(name, algorithm, limit, Duration.ofMillis(window), burst, 1, FailurePolicy.OPEN, limit, maxDelay);
+    }
+
+    /** The largest cost {@code r} ever admits: its burst for the buckets, else its limit. */
+    static long capacity(Rule r) {
+        return switch (r.algorithm()) {
+            case TOKEN_BUCKET, GCRA, LEAKY_BUCKET -> r.burst();
+            default -> r.limit();
+        };
+    }
+
+    static long cost(Rule r, Random rnd) {
+        long capacity = capacity(r);
+        int kind = rnd.nextInt(100);
+        if (kind < 70) return 1;
+        if (kind < 96) return 1 + rnd.nextInt((int) capacity);
+        return capacity + 1;
+    }
+
+    /** The scenario as text, up to and including step {@code last}: enough to replay it by hand. */
+    String describe(int last) {
+        StringBuilder sb = new StringBuilder("seed ").append(seed).append('\n');
+        for (Rule r : rules) {
+            sb.append("  rule ").append(r.name()).append(": ").append(r.algorithm().id()).append(" limit=").append(r.limit())
+                    .append(" window=").append(r.windowMillis()).append("ms burst=").append(r.burst())
+                    .append(" maxDelay=").append(r.maxDelay().toMillis()).append("ms\n");
+        }
+        long t0 = steps.get(0).now();
+        for (int i = 0; i <= last && i < steps.size(); i++) {
+            Step st = steps.get(i);
+            sb.append("  #").append(i).append(" t=").append(st.now()).append(" (+").append(st.now() - t0).append(")");
+            for (Acquisition a : st.acquisitions()) {
+                sb.append(' ').append(a.rule().name()).append(':').append(a.clientKey()).append('x').append(a.cost());
+            }
+            sb.append('\n');
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,304 @@
+package dev.sluice.internal.failover;
+
+import dev.sluice.config.SluiceConfig;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.LimiterUnavailableException;
+import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.RuleDecision.Source;
+import dev.sluice.internal.metrics.SluiceMetrics;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.RecordingLogger;
+import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class FailoverLimiterTest {
+
+    private static final Rule API = new Rule("api", Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1), 100, 1,
+            FailurePolicy.OPEN, 10, Duration.ZERO);
+    private static final Rule LOGIN = new Rule("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1), 5, 1,
+            FailurePolicy.CLOSED, 5, Duration.ZERO);
+    private static final SluiceConfig.BreakerSettings BREAKER =
+            new SluiceConfig.BreakerSettings(3, Duration.ofSeconds(1), Duration.ofSeconds(8));
+
+    private final ManualClock now = new ManualClock(1_000_000);
+    private final FakeRedis redis = new FakeRedis();
+    private final FakeLocal local = new FakeLocal();
+    private final RecordingLogger log = new RecordingLogger("test");
+    private final SluiceMetrics metrics = new SluiceMetrics();
+    private final FailoverLimiter limiter =
+            new FailoverLimiter(redis, local, BREAKER, "redis://127.0.0.1:6390/0", metrics, now, log, 60_000);
+
+    @Test
+    void redisDecidesEverythingWhileItAnswers() {
+        for (int i = 0; i < 10; i++) {
+            Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1"), new Acquisition(LOGIN, "ip=1")));
+            assertThat(d.rules()).extracting(RuleDecision::source).containsOnly(Source.REDIS);
+        }
+        assertThat(redis.calls).isEqualTo(10);
+        assertThat(local.received).isEmpty();
+        assertThat(log.lines()).isEmpty();
+    }
+
+    @Test
+    void openRuleFallsBackToLocalEngineAtItsFallbackLimit() {
+        redis.failing = true;
+
+        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1", 2)));
+
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.rules()).singleElement().satisfies(r -> {
+            assertThat(r.source()).isEqualTo(Source.LOCAL);
+            assertThat(r.rule().limit()).isEqualTo(10);
+        });
+        assertThat(local.received).singleElement().satisfies(a -> {
+            assertThat(a.rule().limit()).isEqualTo(API.fallbackLimit());
+            assertThat(a.clientKey()).isEqualTo("ip=1");
+            assertThat(a.cost()).isEqualTo(2);
+        });
+    }
+
+    @Test
+    void localEngineDenialsStandDuringAnOutage() {
+        redis.failing = true;
+        local.allow = false;
+
+        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1")));
+
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.unavailable()).isFalse();
+    }
+
+    @Test
+    void closedRuleIsRefusedAsUnavailableWithRetryAfterOfAtLeastOneSecond() {
+        redis.failing = true;
+
+        Decision d = limiter.decide(List.of(new Acquisition(LOGIN, "ip=1")));
+
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.unavailable()).isTrue();
+        assertThat(d.retryAfterMs()).isEqualTo(1000);
+        assertThat(d.rules()).singleElement().satisfies(r -> {
+            assertThat(r.allowed()).isFalse();
+            assertThat(r.source()).isEqualTo(Source.UNAVAILABLE);
+        });
+        assertThat(local.received).isEmpty();
+    }
+
+    @Test
+    void requestWithAClosedRuleIsRefusedAndItsOpenRulesAreNotCharged() {
+        redis.failing = true;
+
+        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1"), new Acquisition(LOGIN, "ip=1")));
+
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.unavailable()).isTrue();
+        assertThat(d.violated()).extracting(r -> r.rule().name()).containsExactly("login");
+        assertThat(d.rules()).extracting(r -> r.rule().name()).containsExactly("api", "login");
+        assertThat(local.received).as("open rules must take nothing from the backstop").isEmpty();
+    }
+
+    @Test
+    void openBreakerSkipsRedisEntirely() {
+        redis.failing = true;
+        for (int i = 0; i < BREAKER.failureThreshold(); i++) {
+            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        }
+        assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+        int callsWhenOpened = redis.calls;
+
+        for (int i = 0; i < 100; i++) {
+            Decision d = limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
+            assertThat(d.rules().get(0).source()).isEqualTo(Source.LOCAL);
+        }
+
+        assertThat(redis.calls).isEqualTo(callsWhenOpened);
+    }
+
+    @Test
+    void closedRuleRetryAfterIsTheTimeUntilTheNextProbe() {
+        redis.failing = true;
+        tripBreaker();
+        now.advance(200);
+        // second probe failing doubles the interval to 2 s
+        now.advance(800);
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+        now.advance(500);
+
+        Decision d = limiter.decide(List.of(new Acquisition(LOGIN, "ip=1")));
+
+        assertThat(d.retryAfterMs()).isEqualTo(1500);
+    }
+
+    @Test
+    void decisionsReturnToRedisWhenTheProbeSucceeds() {
+        redis.failing = true;
+        tripBreaker();
+        redis.failing = false;
+        int callsWhenOpened = redis.calls;
+
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        assertThat(redis.calls).as("no call before the open interval ends").isEqualTo(callsWhenOpened);
+
+        now.advance(1000);
+        Decision probe = limiter.decide(List.of(new Acquisition(API, "ip=1")));
+
+        assertThat(probe.rules().get(0).source()).isEqualTo(Source.REDIS);
+        assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+        assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source()).isEqualTo(Source.REDIS);
+    }
+
+    @Test
+    void outageIsLoggedOnceWhenLostAndOnceWhenBackWithTheCountOfFallbacks() {
+        redis.failing = true;
+        for (int i = 0; i < 50; i++) {
+            limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
+        }
+        for (int i = 0; i < 7; i++) {
+            limiter.decide(List.of(new Acquisition(LOGIN, "ip=" + i)));
+        }
+        redis.failing = false;
+        now.advance(1000);
+        for (int i = 0; i < 50; i++) {
+            limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
+        }
+
+        assertThat(log.at(Level.WARN)).singleElement().satisfies(l -> {
+            assertThat(l.message()).contains("redis://127.0.0.1:6390/0", "unavailable", "Connection refused");
+        });
+        assertThat(log.at(Level.INFO)).singleElement().satisfies(l -> {
+            assertThat(l.message()).contains("answers again", "50 decisions used the local backstop", "7 were refused");
+        });
+    }
+
+    @Test
+    void flappingRedisWarnsAtMostOncePerQuietPeriodAndSaysHowManyOutagesWereNotAnnounced() {
+        for (int flap = 0; flap < 5; flap++) {
+            redis.failing = true;
+            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+            redis.failing = false;
+            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+            now.advance(1000);
+        }
+        assertThat(log.at(Level.WARN)).hasSize(1);
+        assertThat(log.at(Level.INFO)).hasSize(1);
+
+        now.advance(60_000);
+        redis.failing = true;
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+
+        assertThat(log.at(Level.WARN)).hasSize(2);
+        assertThat(log.at(Level.WARN).get(1).message()).contains("4 shorter outages since the last warning");
+    }
+
+    @Test
+    void anOutageThatStartsInTheQuietPeriodIsAnnouncedWhenTheQuietPeriodEnds() {
+        redis.failing = true;
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        redis.failing = false;
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        now.advance(5_000);
+        redis.failing = true;
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        assertThat(log.at(Level.WARN)).hasSize(1);
+
+        now.advance(60_000);
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+
+        assertThat(log.at(Level.WARN)).hasSize(2);
+        assertThat(log.at(Level.WARN).get(1).message()).contains("since 60000 ms");
+    }
+
+    @Test
+    void logLinesNeverShowCredentialsFromACauseMessage() {
+        redis.failing = true;
+        redis.failure = new LimiterUnavailableException("Redis call failed",
+                new IllegalStateException("could not reach rediss://sluice:s3cret-pass@10.0.0.1:6380"), false);
+
+        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+
+        assertThat(log.lines()).isNotEmpty().allSatisfy(l -> assertThat(l.message()).doesNotContain("s3cret"));
+        assertThat(log.at(Level.WARN).get(0).message()).contains("rediss://****@10.0.0.1:6380");
+    }
+
+    @Test
+    void unexpectedEngineErrorsAlsoFallBackInsteadOfFailingTheRequest() {
+        redis.failing = true;
+        redis.failure = new ClassCastException("unexpected reply");
+
+        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1")));
+
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.rules().get(0).source()).isEqualTo(Source.LOCAL);
+    }
+
+    @Test
+    void aCallersMistakeIsNotAnOutage() {
+        redis.failing = true;
+        redis.failure = new IllegalArgumentException("rule api is asked twice for client ip=1");
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> limiter.decide(List.of(new Acquisition(API, "ip=1"))))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(log.lines()).isEmpty();
+        assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
+    void noRuleAppliedMeansNoCallAtAll() {
+        assertThat(limiter.decide(List.of())).isSameAs(Decision.none());
+        assertThat(redis.calls).isZero();
+    }
+
+    private void tripBreaker() {
+        for (int i = 0; i < BREAKER.failureThreshold(); i++) {
+            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        }
+        assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
+    }
+
+    /** Answers "allowed" from Redis, or fails like a dead Redis. */
+    static final class FakeRedis implements RateLimiter {
+        volatile boolean failing;
+        volatile RuntimeException failure = new LimiterUnavailableException("Redis call failed",
+                new java.net.ConnectException("Connection refused"), false);
+        int calls;
+
+        @Override
+        public synchronized Decision decide(List<Acquisition> acquisitions) {
+            calls++;
+            if (failing) throw failure;
+            List<RuleDecision> out = new ArrayList<>();
+            for (Acquisition a : acquisitions) {
+                out.add(new RuleDecision(a.rule(), true, a.rule().limit() - 1, 0, 1000, 0, Source.REDIS));
+            }
+            return Decision.of(out);
+        }
+    }
+
+    /** Records what the backstop was asked; decides without setting the source, which the limiter must fix. */
+    static final class FakeLocal implements RateLimiter {
+        final List<Acquisition> received = new ArrayList<>();
+        volatile boolean allow = true;
+
+        @Override
+        public synchronized Decision decide(List<Acquisition> acquisitions) {
+            received.addAll(acquisitions);
+            List<RuleDecision> out = new ArrayList<>();
+            for (Acquisition a : acquisitions) {
+                out.add(new RuleDecision(a.rule(), allow, 0, allow ? 0 : 500, 1000, 0, Source.REDIS));
+            }
+            return Decision.of(out);
+        }
+    }
+}

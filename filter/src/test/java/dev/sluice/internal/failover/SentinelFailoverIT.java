@@ -1,0 +1,79 @@
+package dev.sluice.internal.failover;
+
+import dev.sluice.config.SluiceConfig;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Clock;
+import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.Rule;
+import dev.sluice.internal.local.LocalEngine;
+import dev.sluice.internal.metrics.SluiceMetrics;
+import dev.sluice.internal.redis.RedisClients;
+import dev.sluice.internal.redis.RedisEngine;
+import dev.sluice.testing.Poll;
+import dev.sluice.testing.RedisSentinelGroup;
+import dev.sluice.testing.TestRedisSettings;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisSentineled;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Redis Sentinel: a master, a replica and three Sentinels started by the test; {@code SENTINEL
+ * FAILOVER} under load. The limiter keeps deciding, through the new master once Sentinel announces
+ * it, with at most the failure policy's effect (open rules on the local backstop, closed rules
+ * refused) during the switch.
+ */
+class SentinelFailoverIT {
+
+    private static final Duration TIMEOUT = Duration.ofMillis(50);
+    private static final SluiceConfig.BreakerSettings BREAKER =
+            new SluiceConfig.BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1));
+    private static final Rule API = new Rule("api", Algorithm.FIXED_WINDOW, 10_000_000, Duration.ofMinutes(1),
+            10_000_000, 1, FailurePolicy.OPEN, 10_000_000, Duration.ZERO);
+    private static final Rule BUCKET = new Rule("bucket", Algorithm.TOKEN_BUCKET, 10_000_000, Duration.ofMinutes(1),
+            10_000_000, 1, FailurePolicy.OPEN, 10_000_000, Duration.ZERO);
+    private static final Rule LOGIN = new Rule("login", Algorithm.FIXED_WINDOW, 10_000_000, Duration.ofMinutes(1),
+            10_000_000, 1, FailurePolicy.CLOSED, 10_000_000, Duration.ZERO);
+
+    @Test
+    void decisionsContinueThroughTheNewMasterAfterAFailover() throws Exception {
+        SluiceMetrics metrics = new SluiceMetrics();
+        try (RedisSentinelGroup group = RedisSentinelGroup.start();
+             UnifiedJedis jedis = RedisClients.create(TestRedisSettings.sentinel(group.masterName(), group.sentinelNodes())
+                     .timeout(TIMEOUT).build())) {
+            RedisEngine engine = new RedisEngine(jedis, "sentinel:", true, Clock.SYSTEM, false);
+            FailoverLimiter limiter = new FailoverLimiter(ChaosLoad.observe(engine), new LocalEngine(Clock.SYSTEM, 10_000),
+                    BREAKER, "sentinel " + group.masterName(), metrics);
+            int oldMaster = group.masterPort();
+            ChaosOutcome outcome;
+            try (ChaosLoad load = new ChaosLoad(limiter, List.of(API, BUCKET, LOGIN), 4, 200_000).start()) {
+                Poll.until(Duration.ofSeconds(10), "200 decisions by Redis",
+                        () -> load.samples().stream().filter(ChaosLoad.Sample::byRedis).count() >= 200);
+
+                long faultAt = System.nanoTime();
+                group.failover();
+                int newMaster = group.awaitNewMaster(oldMaster, Duration.ofSeconds(20));
+                long announcedAt = System.nanoTime();
+                assertThat(newMaster).isEqualTo(group.initialReplica().port());
+
+                outcome = ChaosOutcome.finish(load, "sentinel-failover", faultAt, announcedAt, 3_000);
+                assertThat(((JedisSentineled) jedis).getCurrentMaster().getPort()).isEqualTo(newMaster);
+            }
+            // a decision after the switch is written on the new master
+            limiter.decide(List.of(new dev.sluice.limiter.Acquisition(API, "after-failover")));
+            try (Jedis newMaster = new Jedis("127.0.0.1", group.masterPort(), 1000)) {
+                assertThat(newMaster.exists(engine.key(API, "after-failover"))).isTrue();
+            }
+            // the switch may cost a few failed calls (the old master turning read-only, its clients killed),
+            // and a Sentinel announcement takes up to a second or two: recovery is measured from the announcement
+            outcome.assertContract(TIMEOUT.toMillis() * 2, 40, 3_000);
+        } finally {
+            metrics.unregister();
+        }
+    }
+}

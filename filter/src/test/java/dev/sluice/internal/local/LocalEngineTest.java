@@ -1,0 +1,164 @@
+package dev.sluice.internal.local;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.Rule;
+import dev.sluice.testing.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What the local engine adds to the algorithms: bounded memory, expiry, thread safety. */
+class LocalEngineTest {
+
+    private final ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY);
+    private final Rule perMinute = Rule.of("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+
+    private boolean ask(LocalEngine engine, Rule rule, String client) {
+        return engine.decide(List.of(new Acquisition(rule, client))).allowed();
+    }
+
+    @Test
+    void aRuleBuiltAnewStillFindsItsClientsBeyondTheRuleCache() {
+        LocalEngine engine = new LocalEngine(clock, 100_000);
+        for (int i = 0; i < 5_000; i++) { // more distinct rules than the engine caches
+            engine.decide(List.of(new Acquisition(Rule.of("r" + i, Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1)), "c")));
+        }
+        int admitted = 0;
+        for (int i = 0; i < 5; i++) {
+            Rule equalCopy = Rule.of("late", Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1));
+            if (engine.decide(List.of(new Acquisition(equalCopy, "c"))).allowed()) admitted++;
+        }
+        assertThat(admitted).as("equal rules share their clients' state").isEqualTo(3);
+    }
+
+    @Test
+    void aFloodOfAMillionDistinctKeysKeepsAtMostMaxKeysStates() {
+        LocalEngine engine = new LocalEngine(clock, 1_000);
+        int admitted = 0;
+        for (int i = 0; i < 1_000_000; i++) {
+            if (ask(engine, perMinute, "flood-" + i)) admitted++;
+        }
+        assertThat(admitted).as("every new client has its quota").isEqualTo(1_000_000);
+        assertThat(engine.keyCount()).isBetween(900, 1_000);
+    }
+
+    @Test
+    void anActiveClientKeepsItsStateThroughAFloodOfDistinctKeys() {
+        LocalEngine engine = new LocalEngine(clock, 1_000);
+        for (int i = 0; i < 5; i++) {
+            assertThat(ask(engine, perMinute, "steady")).isTrue();
+        }
+        for (int i = 0; i < 200_000; i++) {
+            ask(engine, perMinute, "flood-" + i);
+            if (i % 100 == 0) {
+                assertThat(ask(engine, perMinute, "steady")).as("still limited after %d flood keys", i).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void idleClientsAreSweptOnceTheirStateIsBackToFull() {
+        LocalEngine engine = new LocalEngine(clock, 10_000);
+        for (int i = 0; i < 1_000; i++) {
+            ask(engine, perMinute, "idle-" + i);
+        }
+        assertThat(engine.keyCount()).isEqualTo(1_000);
+
+        clock.advance(60_000 + 1_000); // the window's end plus the expiry margin
+        for (int i = 0; i < 200; i++) {
+            ask(engine, perMinute, "active");
+            clock.advance(10);
+        }
+        assertThat(engine.keyCount()).isEqualTo(1);
+    }
+
+    @Test
+    void anExpiredStateStartsAfreshEvenBeforeItIsSwept() {
+        LocalEngine engine = new LocalEngine(clock, 10_000);
+        for (int i = 0; i < 5; i++) ask(engine, perMinute, "a");
+        assertThat(ask(engine, perMinute, "a")).isFalse();
+        clock.advance(60_000);
+        assertThat(ask(engine, perMinute, "a")).isTrue();
+    }
+
+    @Test
+    void deniedRequestsOfUnknownClientsStoreNothing() {
+        LocalEngine engine = new LocalEngine(clock, 10_000);
+        for (int i = 0; i < 100; i++) {
+            Decision d = engine.decide(List.of(new Acquisition(perMinute, "c" + i, 6)));
+            assertThat(d.allowed()).isFalse();
+        }
+        assertThat(engine.keyCount()).isZero();
+    }
+
+    @Test
+    void aRuleAskedTwiceInOneRequestIsAProgrammingError() {
+        LocalEngine engine = new LocalEngine(clock, 100);
+        assertThatThrownBy(() -> engine.decide(List.of(new Acquisition(perMinute, "a"), new Acquisition(perMinute, "a"))))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void concurrentRequestsAdmitExactlyTheLimit() throws Exception {
+        LocalEngine engine = new LocalEngine(clock, 10_000);
+        Rule rule = Rule.of("hot", Algorithm.TOKEN_BUCKET, 1_000, Duration.ofHours(1));
+        int admitted = runConcurrently(8, 500, () -> ask(engine, rule, "hot") ? 1 : 0);
+        assertThat(admitted).isEqualTo(1_000);
+    }
+
+    @Test
+    void concurrentMultiRuleRequestsInOppositeOrdersNeitherDeadlockNorLeak() throws Exception {
+        LocalEngine engine = new LocalEngine(clock, 10_000);
+        Rule a = Rule.of("a", Algorithm.FIXED_WINDOW, 2_000, Duration.ofHours(1));
+        Rule b = Rule.of("b", Algorithm.TOKEN_BUCKET, 1_000, Duration.ofHours(1));
+        List<Acquisition> ab = List.of(new Acquisition(a, "x"), new Acquisition(b, "x"));
+        List<Acquisition> ba = List.of(new Acquisition(b, "x"), new Acquisition(a, "x"));
+        int[] turn = {0};
+        int admitted = runConcurrently(8, 400, () -> {
+            boolean flip;
+            synchronized (turn) {
+                flip = (turn[0]++ & 1) == 0;
+            }
+            return engine.decide(flip ? ab : ba).allowed() ? 1 : 0;
+        });
+        assertThat(admitted).isEqualTo(1_000);
+        // b was exhausted; a took exactly what the admitted requests took, nothing for the denied ones
+        Decision probe = engine.decide(List.of(new Acquisition(a, "x")));
+        assertThat(probe.rules().get(0).remaining()).isEqualTo(2_000 - 1_000 - 1);
+    }
+
+    private static int runConcurrently(int threads, int each, Callable<Integer> call) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<Integer>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    int sum = 0;
+                    for (int i = 0; i < each; i++) sum += call.call();
+                    return sum;
+                }));
+            }
+            start.countDown();
+            int total = 0;
+            for (Future<Integer> f : futures) total += f.get(60, TimeUnit.SECONDS);
+            return total;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

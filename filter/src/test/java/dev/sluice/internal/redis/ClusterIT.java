@@ -1,0 +1,185 @@
+package dev.sluice.internal.redis;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Clock;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.Poll;
+import dev.sluice.testing.RedisClusterGroup;
+import dev.sluice.testing.RedisProcess;
+import dev.sluice.testing.TestRedisSettings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Redis engine ({@code cluster=true}, {@code clock=redis}) on a three-master Redis Cluster made
+ * by {@code redis-cli --cluster create} from servers the test starts: a fleet of instances allows
+ * together exactly what one would, clients' keys spread over the masters, and a slot moved under
+ * the engine's feet ({@code MOVED}) is followed with the client's state intact.
+ */
+class ClusterIT {
+
+    private static final int INSTANCES = 3;
+    private static final int THREADS_PER_INSTANCE = 4;
+    private static final int CLIENTS = 60;
+    private static final int LIMIT = 20;
+    private static final int ATTEMPTS_PER_CLIENT = 50;
+    /** Generous: this suite is about exactness and routing, not timeouts; any failure fails the test. */
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    private static final Duration HOUR = Duration.ofHours(1);
+
+    private static RedisClusterGroup cluster;
+    private static final List<UnifiedJedis> clients = new ArrayList<>();
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisClusterGroup.start(3);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        clients.forEach(UnifiedJedis::close);
+        if (cluster != null) cluster.close();
+    }
+
+    /** One instance of the fleet: its own client (pools, slot cache) and engine. */
+    private static RedisEngine instance(String prefix) {
+        UnifiedJedis jedis = RedisClients.create(TestRedisSettings.cluster(cluster.seeds()).timeout(TIMEOUT).build());
+        clients.add(jedis);
+        return new RedisEngine(jedis, prefix, true, Clock.SYSTEM, true);
+    }
+
+    @Test
+    void fixedWindowFleetAllowsExactlyTheLimitPerClient() throws Exception {
+        // windows are aligned to the hour: do not start within seconds of a boundary
+        Poll.until(Duration.ofSeconds(15), "not within 10 s of an hour boundary",
+                () -> HOUR.toMillis() - System.currentTimeMillis() % HOUR.toMillis() > 10_000);
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, LIMIT, HOUR);
+
+        Map<String, Integer> allowed = runFleet("t:cluster:fw:", rule);
+
+        assertThat(allowed).hasSize(CLIENTS).allSatisfy((client, n) -> assertThat(n).as(client).isEqualTo(LIMIT));
+    }
+
+    @Test
+    void tokenBucketFleetAllowsTheBurstPlusWhatRefilled() throws Exception {
+        // 20 per hour refills one token every 3 minutes: nothing refills during this test
+        Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, LIMIT, HOUR);
+
+        Map<String, Integer> allowed = runFleet("t:cluster:tb:", rule);
+
+        assertThat(allowed).hasSize(CLIENTS).allSatisfy((client, n) -> assertThat(n).as(client).isEqualTo(LIMIT));
+    }
+
+    @Test
+    void clientsKeysSpreadOverTheMasters() throws Exception {
+        Rule rule = Rule.of("spread", Algorithm.FIXED_WINDOW, LIMIT, HOUR);
+        RedisEngine engine = instance("t:cluster:spread:");
+        for (int c = 0; c < 300; c++) {
+            engine.decide(List.of(new Acquisition(rule, "ip=10.1." + (c / 256) + "." + (c % 256))));
+        }
+
+        Map<Integer, Integer> perNode = cluster.keysPerNode("t:cluster:spread:*");
+
+        assertThat(perNode.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(300);
+        assertThat(perNode.values()).as("keys per master").allSatisfy(n -> assertThat(n).isGreaterThan(60));
+    }
+
+    /**
+     * What Cluster cannot give: the rules of one request live in different slots, so they are decided
+     * one call each, and a request denied by a later rule has already taken from the earlier ones.
+     */
+    @Test
+    void aRequestWithSeveralRulesIsDecidedRuleByRuleWithoutCrossSlotErrors() {
+        RedisEngine engine = instance("t:cluster:multi:");
+        Rule a = Rule.of("a", Algorithm.FIXED_WINDOW, 5, HOUR);
+        Rule b = Rule.of("b", Algorithm.TOKEN_BUCKET, 3, HOUR);
+
+        List<Decision> decisions = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            decisions.add(engine.decide(List.of(new Acquisition(a, "ip=10.9.9.9"), new Acquisition(b, "ip=10.9.9.9"))));
+        }
+
+        assertThat(decisions).extracting(Decision::allowed).containsExactly(true, true, true, false, false);
+        assertThat(decisions.get(4).violated()).extracting(r -> r.rule().name()).containsExactly("b");
+        assertThat(decisions.get(4).rules().get(0).remaining())
+                .as("rule a was charged by the denied requests too (per-rule atomicity on Cluster)").isZero();
+    }
+
+    @Test
+    void aSlotMovedToAnotherMasterIsFollowedWithTheClientsState() {
+        RedisEngine engine = instance("t:cluster:moved:");
+        Rule rule = Rule.of("moved", Algorithm.FIXED_WINDOW, 1000, HOUR);
+        String client = "ip=192.0.2.1";
+        RuleDecision before = null;
+        for (int i = 0; i < 5; i++) {
+            before = engine.decide(List.of(new Acquisition(rule, client))).rules().get(0);
+        }
+        String key = engine.key(rule, client);
+        RedisProcess owner = cluster.ownerOf(key);
+        RedisProcess target = cluster.nodes().stream().filter(n -> n != owner).findFirst().orElseThrow();
+
+        cluster.moveSlotOf(key, target);
+        RuleDecision after = engine.decide(List.of(new Acquisition(rule, client))).rules().get(0);
+
+        assertThat(cluster.ownerOf(key)).isSameAs(target);
+        assertThat(after.source()).isEqualTo(RuleDecision.Source.REDIS);
+        assertThat(after.remaining()).as("the count moved with the key").isEqualTo(before.remaining() - 1);
+    }
+
+    /** Every client asks ATTEMPTS_PER_CLIENT times, spread over all threads of all instances; returns admissions per client. */
+    private Map<String, Integer> runFleet(String prefix, Rule rule) throws Exception {
+        List<RedisEngine> fleet = new ArrayList<>();
+        for (int i = 0; i < INSTANCES; i++) fleet.add(instance(prefix));
+        Map<String, AtomicInteger> allowed = new ConcurrentHashMap<>();
+        for (int c = 0; c < CLIENTS; c++) allowed.put("ip=10.0.0." + c, new AtomicInteger());
+        List<String> clientKeys = new ArrayList<>(allowed.keySet());
+        int threads = INSTANCES * THREADS_PER_INSTANCE;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        CountDownLatch done = new CountDownLatch(threads);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicInteger next = new AtomicInteger();
+        int total = CLIENTS * ATTEMPTS_PER_CLIENT;
+        for (int t = 0; t < threads; t++) {
+            RedisEngine engine = fleet.get(t % INSTANCES);
+            Thread thread = new Thread(() -> {
+                try {
+                    start.await();
+                    int i;
+                    while ((i = next.getAndIncrement()) < total) {
+                        String client = clientKeys.get(i % CLIENTS);
+                        RuleDecision d = engine.decide(List.of(new Acquisition(rule, client))).rules().get(0);
+                        assertThat(d.source()).isEqualTo(RuleDecision.Source.REDIS);
+                        if (d.allowed()) allowed.get(client).incrementAndGet();
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                } finally {
+                    done.countDown();
+                }
+            });
+            thread.start();
+        }
+        done.await();
+        if (failure.get() != null) throw new AssertionError("a decision failed", failure.get());
+        Map<String, Integer> out = new ConcurrentHashMap<>();
+        allowed.forEach((k, v) -> out.put(k, v.get()));
+        return out;
+    }
+}

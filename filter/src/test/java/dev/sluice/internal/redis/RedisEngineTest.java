@@ -1,0 +1,247 @@
+package dev.sluice.internal.redis;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.LimiterUnavailableException;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.RedisProcess;
+import dev.sluice.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisPooled;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/** What the Redis engine adds to the algorithms: key layout, TTLs, the script's life, clocks, failures. */
+class RedisEngineTest {
+
+    private static JedisPooled jedis;
+    private final ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY);
+    private final String prefix = TestRedis.uniquePrefix("engine");
+
+    @BeforeAll
+    static void connect() {
+        jedis = new JedisPooled(URI.create(TestRedis.url()));
+    }
+
+    @AfterAll
+    static void disconnect() {
+        jedis.close();
+    }
+
+    private static RuleDecision ask(RedisEngine engine, Rule rule, String client, long cost) {
+        return engine.decide(List.of(new Acquisition(rule, client, cost))).rules().get(0);
+    }
+
+    @Test
+    void oneKeyPerRulePerClientHashTaggedOnRuleAndClient() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule rule = Rule.of("api", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        ask(engine, rule, "ip=203.0.113.7", 1);
+        ask(engine, rule, "ip=203.0.113.7", 1);
+        assertThat(engine.key(rule, "ip=203.0.113.7")).isEqualTo(prefix + "{api:ip=203.0.113.7}");
+        assertThat(jedis.keys(prefix + "*")).containsExactly(prefix + "{api:ip=203.0.113.7}");
+    }
+
+    @Test
+    void fixedWindowKeyExpiresAtTheWindowsEndPlusAtMostASecond() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(10));
+        clock.advance(3_000);
+        assertThat(ask(engine, rule, "a", 1).resetMs()).isEqualTo(7_000);
+        assertThat(jedis.pttl(engine.key(rule, "a"))).isBetween(7_000L - 500, 7_000L + 1_000);
+    }
+
+    @Test
+    void tokenBucketKeyExpiresWhenTheBucketWouldBeFullAgain() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10));
+        assertThat(ask(engine, rule, "a", 4).resetMs()).isEqualTo(4_000);
+        assertThat(jedis.pttl(engine.key(rule, "a"))).isBetween(4_000L - 500, 4_000L + 1_000);
+        clock.advance(1_000);
+        ask(engine, rule, "a", 1); // 7 tokens left after this one: full again in 3 s... plus 1 refilled = 4 s
+        assertThat(jedis.pttl(engine.key(rule, "a"))).isBetween(4_000L - 500, 4_000L + 1_000);
+    }
+
+    @Test
+    void deniedRequestsWriteNothing() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
+        ask(engine, rule, "a", 1);
+        String before = jedis.get(engine.key(rule, "a"));
+        clock.advance(5_000);
+        assertThat(ask(engine, rule, "a", 1).allowed()).isFalse();
+        assertThat(jedis.get(engine.key(rule, "a"))).isEqualTo(before);
+        assertThat(ask(engine, rule, "b", 2).allowed()).isFalse();
+        assertThat(jedis.exists(engine.key(rule, "b"))).isFalse();
+    }
+
+    @Test
+    void aRuleThatChangesAlgorithmStartsItsClientsAfreshInsteadOfFailing() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule asLog = Rule.of("api", Algorithm.SLIDING_WINDOW_LOG, 2, Duration.ofMinutes(1));
+        Rule asBucket = Rule.of("api", Algorithm.TOKEN_BUCKET, 2, Duration.ofMinutes(1));
+        Rule asWindow = Rule.of("api", Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1));
+        ask(engine, asLog, "a", 2);
+        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("zset");
+        assertThat(ask(engine, asBucket, "a", 1).remaining()).isEqualTo(1);
+        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("string");
+        assertThat(ask(engine, asWindow, "a", 1).remaining()).isEqualTo(1);
+        assertThat(ask(engine, asLog, "a", 1).remaining()).isEqualTo(1);
+        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("zset");
+    }
+
+    @Test
+    void theScriptIsReloadedTransparentlyAfterScriptFlush() {
+        try (RedisProcess own = RedisProcess.start(); JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, false, clock, false);
+            Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 3, Duration.ofMinutes(1));
+            assertThat(ask(engine, rule, "a", 1).remaining()).isEqualTo(2);
+            assertThat(ownJedis.scriptExists(List.of(RedisEngine.SHA))).containsExactly(true);
+
+            ownJedis.scriptFlush();
+            assertThat(ownJedis.scriptExists(List.of(RedisEngine.SHA))).containsExactly(false);
+
+            assertThat(ask(engine, rule, "a", 1).remaining()).isEqualTo(1);
+            assertThat(ownJedis.scriptExists(List.of(RedisEngine.SHA))).containsExactly(true);
+            assertThat(ask(engine, rule, "a", 1).remaining()).isZero();
+        }
+    }
+
+    @Test
+    void scriptFlushesUnderConcurrentLoadAreInvisible() throws Exception {
+        try (RedisProcess own = RedisProcess.start(); JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, true, clock, false);
+            Rule rule = Rule.of("big", Algorithm.TOKEN_BUCKET, 1_000_000, Duration.ofSeconds(1));
+            java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.concurrent.atomic.AtomicLong decisions = new java.util.concurrent.atomic.AtomicLong();
+            List<Thread> threads = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread thread = new Thread(() -> {
+                    while (running.get()) {
+                        try {
+                            ask(engine, rule, "c" + (decisions.incrementAndGet() % 50), 1);
+                        } catch (RuntimeException e) {
+                            failures.add(e);
+                        }
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (int i = 0; i < 20; i++) {
+                long before = decisions.get();
+                ownJedis.scriptFlush();
+                while (decisions.get() < before + 20) Thread.onSpinWait();
+            }
+            running.set(false);
+            for (Thread thread : threads) thread.join();
+            assertThat(failures).isEmpty();
+        }
+    }
+
+    @Test
+    void redisClockIgnoresTheInstancesClock() {
+        ManualClock wrong = new ManualClock(0); // 1970: an instance clock nobody should trust
+        RedisEngine engine = new RedisEngine(jedis, prefix, true, wrong, false);
+        Rule rule = Rule.of("hour", Algorithm.FIXED_WINDOW, 2, Duration.ofHours(1));
+        long before = System.currentTimeMillis();
+        RuleDecision first = ask(engine, rule, "a", 1);
+        long after = System.currentTimeMillis();
+        long hourEnd = (before / 3_600_000 + 1) * 3_600_000;
+        // the window is Redis's current hour, measured by Redis's TIME (same host as the test)
+        assertThat(first.resetMs()).isBetween(hourEnd - after - 1_000, hourEnd - before + 1_000);
+        String stored = jedis.get(engine.key(rule, "a"));
+        assertThat(stored).isEqualTo("F" + (hourEnd - 3_600_000) + ":1");
+        assertThat(ask(engine, rule, "a", 1).allowed()).isTrue();
+        assertThat(ask(engine, rule, "a", 1).allowed()).isFalse();
+    }
+
+    @Test
+    void tokenBucketOnTheRedisClockRefills() throws InterruptedException {
+        RedisEngine engine = new RedisEngine(jedis, prefix, true, clock, false);
+        Rule rule = Rule.of("fast", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(1)); // a token every 100 ms
+        int admitted = 0;
+        RuleDecision d;
+        while ((d = ask(engine, rule, "a", 1)).allowed()) admitted++;
+        assertThat(admitted).isGreaterThanOrEqualTo(10);
+        assertThat(d.retryAfterMs()).isBetween(1L, 100L);
+        Thread.sleep(d.retryAfterMs()); // the real TIME has to pass; nothing else to wait on
+        assertThat(ask(engine, rule, "a", 1).allowed()).isTrue();
+    }
+
+    @Test
+    void aRedisThatIsGoneIsUnavailableButNotATimeout() {
+        RedisProcess own = RedisProcess.start();
+        try (JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, false, clock, false);
+            Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 3, Duration.ofMinutes(1));
+            own.kill();
+            LimiterUnavailableException e = catchThrowableOfType(() -> ask(engine, rule, "a", 1), LimiterUnavailableException.class);
+            assertThat(e).isNotNull();
+            assertThat(e.isTimeout()).isFalse();
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
+    void aRedisThatDoesNotAnswerInTimeIsAnUnavailableTimeout() {
+        try (RedisProcess own = RedisProcess.start();
+             JedisPooled ownJedis = new JedisPooled(new HostAndPort("127.0.0.1", own.port()),
+                     DefaultJedisClientConfig.builder().socketTimeoutMillis(200).connectionTimeoutMillis(200).build())) {
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, false, clock, false);
+            Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 3, Duration.ofMinutes(1));
+            ask(engine, rule, "a", 1);
+            own.pause();
+            try {
+                LimiterUnavailableException e = catchThrowableOfType(() -> ask(engine, rule, "a", 1), LimiterUnavailableException.class);
+                assertThat(e).isNotNull();
+                assertThat(e.isTimeout()).isTrue();
+            } finally {
+                own.resume();
+            }
+        }
+    }
+
+    @Test
+    void aRedisOutOfMemoryIsUnavailable() {
+        try (RedisProcess own = RedisProcess.start("--maxmemory-policy", "noeviction");
+             JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
+            ownJedis.set("ballast", "x".repeat(4 << 20));
+            ownJedis.configSet("maxmemory", "1mb");
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, false, clock, false);
+            Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 3, Duration.ofMinutes(1));
+            assertThatThrownBy(() -> ask(engine, rule, "a", 1))
+                    .isInstanceOf(LimiterUnavailableException.class)
+                    .hasMessageContaining("OOM");
+        }
+    }
+
+    @Test
+    void onClusterEachRuleIsDecidedByItsOwnCallAndAtomicOnlyPerRule() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, true);
+        Rule generous = Rule.of("generous", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        Rule strict = Rule.of("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        List<Acquisition> request = List.of(new Acquisition(generous, "a"), new Acquisition(strict, "a"));
+        assertThat(engine.decide(request).allowed()).isTrue();
+        Decision denied = engine.decide(request);
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.rules()).extracting(RuleDecision::allowed).containsExactly(true, false);
+        // documented: the generous rule's call already took its token
+        assertThat(denied.rules().get(0).remaining()).isEqualTo(8);
+    }
+}
