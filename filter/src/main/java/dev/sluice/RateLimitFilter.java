@@ -8,6 +8,7 @@ import dev.sluice.internal.http.QuotaExceededProblem;
 import dev.sluice.internal.http.RateLimitHeaders;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.key.CidrSet;
+import dev.sluice.key.ClientKey;
 import dev.sluice.key.ClientAddress;
 import dev.sluice.key.ClientIpResolver;
 import dev.sluice.key.ClientKeyResolver;
@@ -191,7 +192,7 @@ public class RateLimitFilter implements Filter {
         List<Binding> applied = null;
         for (Binding b : bindings) {
             if (!b.matcher.matches(method, path)) continue;
-            String key = b.key.resolve(request, client);
+            ClientKey key = b.key.resolve(request, client);
             if (key == null) continue;
             if (acquisitions == null) {
                 acquisitions = new ArrayList<>(bindings.length);

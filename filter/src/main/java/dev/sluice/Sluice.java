@@ -4,7 +4,7 @@ import dev.sluice.config.ConfigLoader;
 import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.internal.failover.FailoverLimiter;
-import dev.sluice.key.BoundedKey;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
@@ -146,7 +146,7 @@ public final class Sluice implements AutoCloseable {
     /** Takes {@code cost} tokens of the rule for {@code clientKey}. */
     public Decision tryAcquire(String ruleName, String clientKey, long cost) {
         Rule rule = rule(ruleName);
-        return decide(List.of(new Acquisition(rule, BoundedKey.forApplicationKey(clientKey), cost)));
+        return decide(List.of(new Acquisition(rule, ClientKey.of(clientKey), cost)));
     }
 
     /** Decides several rules for one request atomically (see {@link RateLimiter#decide}). */

@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -41,7 +42,7 @@ final class DeniedFlood {
             RateLimiter engine = new RedisEngine(jedis, BenchRedis.prefix("flood"), true, Clock.SYSTEM, false);
             RateLimiter limiter = cache ? new DeniedClientCache(engine, true, 10_000) : engine;
             Rule rule = Rule.of("api", Algorithm.fromId(algorithm), 100, Duration.ofMinutes(1));
-            List<Acquisition> request = List.of(new Acquisition(rule, "ip=198.51.100.9"));
+            List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=198.51.100.9")));
             // open the pool's connections first, so they are not counted as the flood's round trips
             for (int i = 0; i < threads; i++) jedis.ping();
             LongAdder requests = new LongAdder();

@@ -1,7 +1,6 @@
 package dev.sluice.config;
 
 import dev.sluice.Sluice;
-import dev.sluice.limiter.Rule;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

@@ -1,7 +1,6 @@
 package dev.sluice.config;
 
 import dev.sluice.Sluice;
-import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.config.SluiceConfig.Backend;
 import dev.sluice.config.SluiceConfig.BreakerSettings;
 import dev.sluice.config.SluiceConfig.ClockSource;
@@ -14,8 +13,9 @@ import dev.sluice.key.Cidr;
 import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Algorithm;
-import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.InvalidRuleException;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -375,14 +375,12 @@ public final class ConfigLoader {
         }
         Duration maxDelay = values.duration(maxDelayKey, Duration.ZERO, Duration.ZERO);
 
-        Rule rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay);
+        Rule rule;
         try {
-            RateAlgorithm.validate(rule);
-            RateAlgorithm.validate(rule.asFallback());
-        } catch (IllegalArgumentException tooLarge) {
-            String limitKey = rule(name, LIMIT);
-            throw new ConfigException(limitKey, values.get(limitKey), tooLarge.getMessage()
-                    + "; use a shorter " + rule(name, WINDOW) + " with a proportionally smaller limit");
+            rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay);
+        } catch (InvalidRuleException invalid) {
+            String badKey = rule(name, invalid.field());
+            throw new ConfigException(badKey, values.get(badKey), invalid.problem());
         }
         return new RuleConfig(rule, key, match);
     }

@@ -1,7 +1,6 @@
 package dev.sluice.metrics;
 
 import dev.sluice.Sluice;
-import dev.sluice.limiter.RateLimiter;
 
 /**
  * One Sluice instance (one filter or one {@code Sluice} object), registered as

@@ -1,11 +1,11 @@
 package dev.sluice.config;
 
+import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.config.SluiceConfig.Backend;
 import dev.sluice.config.SluiceConfig.BreakerSettings;
 import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.config.SluiceConfig.ClockSource;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
-import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.config.SluiceConfig.Mode;
 import dev.sluice.config.SluiceConfig.RedisSettings;
 import dev.sluice.limiter.Algorithm;

@@ -1,10 +1,10 @@
 package dev.sluice.internal.cache;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
-import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 
 import java.util.ArrayList;
@@ -81,7 +81,7 @@ public final class DeniedClientCache implements RateLimiter {
     private final LongSupplier nanoTime;
 
     /** Rule name -> client key -> the denial. */
-    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Denial>> byRule = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, ConcurrentHashMap<ClientKey, Denial>> byRule = new ConcurrentHashMap<>();
     private final AtomicInteger size = new AtomicInteger();
     private final AtomicLong lastSweep = new AtomicLong(Long.MIN_VALUE / 2);
     private final AtomicLong hits = new AtomicLong();
@@ -148,7 +148,7 @@ public final class DeniedClientCache implements RateLimiter {
 
     /** The cached denial that covers this request through acquisition {@code a}, replayed; else null. */
     private Decision lookup(Acquisition a, List<Acquisition> request, long now) {
-        ConcurrentHashMap<String, Denial> clients = byRule.get(a.rule().name());
+        ConcurrentHashMap<ClientKey, Denial> clients = byRule.get(a.rule().name());
         if (clients == null) return null;
         Denial d = clients.get(a.clientKey());
         if (d == null) return null;
@@ -194,9 +194,9 @@ public final class DeniedClientCache implements RateLimiter {
     }
 
     private void sweep(long now) {
-        for (Map<String, Denial> clients : byRule.values()) {
-            for (Iterator<Map.Entry<String, Denial>> it = clients.entrySet().iterator(); it.hasNext(); ) {
-                Map.Entry<String, Denial> e = it.next();
+        for (Map<ClientKey, Denial> clients : byRule.values()) {
+            for (Iterator<Map.Entry<ClientKey, Denial>> it = clients.entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<ClientKey, Denial> e = it.next();
                 if (now - e.getValue().until >= 0 && clients.remove(e.getKey(), e.getValue())) {
                     size.decrementAndGet();
                 }

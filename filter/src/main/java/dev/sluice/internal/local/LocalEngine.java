@@ -4,6 +4,7 @@ import dev.sluice.internal.algorithm.KeyState;
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.internal.algorithm.Verdict;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
@@ -218,10 +219,10 @@ public final class LocalEngine implements RateLimiter {
      */
     private static final class StateKey {
         final RateAlgorithm algorithm;
-        final String clientKey;
+        final ClientKey clientKey;
         private final int hash;
 
-        StateKey(RateAlgorithm algorithm, String clientKey) {
+        StateKey(RateAlgorithm algorithm, ClientKey clientKey) {
             this.algorithm = algorithm;
             this.clientKey = clientKey;
             this.hash = 31 * algorithm.ruleHash() + clientKey.hashCode();

@@ -1,7 +1,6 @@
 package dev.sluice.internal.metrics;
 
 import dev.sluice.Sluice;
-import dev.sluice.limiter.RateLimiter;
 import dev.sluice.metrics.RateLimiterMXBean;
 import dev.sluice.metrics.RuleMXBean;
 import dev.sluice.limiter.Decision;

@@ -1,5 +1,6 @@
 package dev.sluice.internal.cache;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -74,14 +75,14 @@ class DeniedClientCacheTest {
     void aCheaperRequestIsNotDeniedByACostlierOnesDenial() {
         ScriptedRedis redis = new ScriptedRedis().deny(bucket, 1000);
         DeniedClientCache cache = new DeniedClientCache(redis, true, 100, () -> nanos);
-        cache.decide(List.of(new Acquisition(bucket, "ip=1", 5)));
+        cache.decide(List.of(new Acquisition(bucket, ClientKey.parse("ip=1"), 5)));
 
-        cache.decide(List.of(new Acquisition(bucket, "ip=1", 1)));
+        cache.decide(List.of(new Acquisition(bucket, ClientKey.parse("ip=1"), 1)));
         assertThat(redis.calls).isEqualTo(2);
 
         redis.allowAll();
-        cache.decide(List.of(new Acquisition(bucket, "ip=1", 5)));
-        cache.decide(List.of(new Acquisition(bucket, "ip=1", 6)));
+        cache.decide(List.of(new Acquisition(bucket, ClientKey.parse("ip=1"), 5)));
+        cache.decide(List.of(new Acquisition(bucket, ClientKey.parse("ip=1"), 6)));
         assertThat(redis.calls).as("the cost-1 denial covers costs 5 and 6").isEqualTo(2);
     }
 
@@ -89,7 +90,7 @@ class DeniedClientCacheTest {
     void aMultiRuleRequestIsReplayedWithEveryRulesFigures() {
         ScriptedRedis redis = new ScriptedRedis().deny(window, 30_000);
         DeniedClientCache cache = new DeniedClientCache(redis, true, 100, () -> nanos);
-        List<Acquisition> both = List.of(new Acquisition(bucket, "ip=1"), new Acquisition(window, "user=a"));
+        List<Acquisition> both = List.of(new Acquisition(bucket, ClientKey.parse("ip=1")), new Acquisition(window, ClientKey.parse("user=a")));
         cache.decide(both);
 
         nanos += 10_000 * MS;
@@ -106,9 +107,9 @@ class DeniedClientCacheTest {
     void aRequestWithOtherRulesThanTheDeniedOneGoesToRedis() {
         ScriptedRedis redis = new ScriptedRedis().deny(window, 30_000);
         DeniedClientCache cache = new DeniedClientCache(redis, true, 100, () -> nanos);
-        cache.decide(List.of(new Acquisition(bucket, "ip=1"), new Acquisition(window, "user=a")));
+        cache.decide(List.of(new Acquisition(bucket, ClientKey.parse("ip=1")), new Acquisition(window, ClientKey.parse("user=a"))));
 
-        cache.decide(List.of(new Acquisition(window, "user=a")));
+        cache.decide(List.of(new Acquisition(window, ClientKey.parse("user=a"))));
 
         assertThat(redis.calls).isEqualTo(2);
     }
@@ -157,7 +158,7 @@ class DeniedClientCacheTest {
     void neverChangesADecisionOfAnyAlgorithm() {
         Random random = new Random(42);
         for (Algorithm algorithm : Algorithm.values()) {
-            Rule rule = new Rule("r", algorithm, 5, Duration.ofSeconds(2), 8, 1, FailurePolicy.OPEN, 5, Duration.ZERO);
+            Rule rule = new Rule("r", algorithm, 5, Duration.ofSeconds(2), algorithm.isWindow() ? 5 : 8, 1, FailurePolicy.OPEN, 5, Duration.ZERO);
             Rule other = Rule.of("o", Algorithm.FIXED_WINDOW, 40, Duration.ofSeconds(1));
             assertThat(DeniedClientCache.exactFor(algorithm)).isTrue();
             ReferenceRedis alone = new ReferenceRedis(() -> nanos / MS);
@@ -167,8 +168,8 @@ class DeniedClientCacheTest {
             for (int i = 0; i < 20_000; i++) {
                 nanos += random.nextInt(60) * MS + random.nextInt(1_000_000);
                 String client = "c" + random.nextInt(3);
-                Acquisition a = new Acquisition(rule, client, 1 + random.nextInt(2));
-                List<Acquisition> request = random.nextInt(4) == 0 ? List.of(a, new Acquisition(other, client)) : List.of(a);
+                Acquisition a = new Acquisition(rule, ClientKey.parse(client), 1 + random.nextInt(2));
+                List<Acquisition> request = random.nextInt(4) == 0 ? List.of(a, new Acquisition(other, ClientKey.parse(client))) : List.of(a);
                 Decision expected = alone.decide(request);
                 Decision actual = cache.decide(request);
                 assertThat(actual.allowed()).as("%s request %d", algorithm.id(), i).isEqualTo(expected.allowed());
@@ -186,7 +187,7 @@ class DeniedClientCacheTest {
     }
 
     private static List<Acquisition> one(Rule rule, String client) {
-        return List.of(new Acquisition(rule, client));
+        return List.of(new Acquisition(rule, ClientKey.parse(client)));
     }
 
     /** Denies one rule with a fixed retryAfter, admits the others; counts calls. */

@@ -1,5 +1,6 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.FailurePolicy;
@@ -82,7 +83,7 @@ final class ChaosLoad implements AutoCloseable {
             long i = 0;
             while (running) {
                 Rule rule = rules.get((int) (i % rules.size()));
-                List<Acquisition> request = List.of(new Acquisition(rule, "ip=10.0." + id + "." + (i % 50)));
+                List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=10.0." + id + "." + (i % 50))));
                 long[] call = REDIS_CALL.get();
                 call[0] = 0;
                 call[1] = 0;

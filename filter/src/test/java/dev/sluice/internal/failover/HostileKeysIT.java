@@ -1,6 +1,10 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.testing.RedisProcess;
+import dev.sluice.internal.redis.RedisEngine;
+import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.config.SluiceConfig;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -8,9 +12,7 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision.Source;
 import dev.sluice.internal.local.LocalEngine;
-import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.internal.redis.RedisClients;
-import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedisSettings;
 import org.junit.jupiter.api.Test;
@@ -43,15 +45,15 @@ class HostileKeysIT {
              FailoverLimiter limiter = new FailoverLimiter(new RedisEngine(jedis, "hostile:", true, Clock.SYSTEM, false),
                      local, new SluiceConfig.BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1)),
                      "redis://127.0.0.1:" + deadPort, new SluiceMetrics())) {
-            limiter.decide(List.of(new Acquisition(rule, "warm-up")));
+            limiter.decide(List.of(new Acquisition(rule, ClientKey.parse("warm-up"))));
             System.gc();
             long heapBefore = memory.getHeapMemoryUsage().getUsed();
             int maxSeen = 0;
             long local429s = 0;
 
             for (int i = 0; i < IDENTITIES; i++) {
-                Decision d = limiter.decide(List.of(new Acquisition(rule, "ip=" + (i >>> 16) + "." + ((i >>> 8) & 255)
-                        + "." + (i & 255) + ".7")));
+                Decision d = limiter.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=" + (i >>> 16) + "." + ((i >>> 8) & 255)
+                        + "." + (i & 255) + ".7"))));
                 if (d.rules().get(0).source() != Source.LOCAL) {
                     throw new AssertionError("decision " + i + " not by the backstop: " + d);
                 }

@@ -1,5 +1,6 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.Sluice;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.config.SluiceConfig.RedisSettings;
@@ -58,10 +59,10 @@ class SecretsNotLoggedTest {
                 LoggerFactory.getLogger(SecretsNotLoggedTest.class).info("settings as an application might log them: {}", right);
                 try (UnifiedJedis jedis = RedisClients.create(right);
                      FailoverLimiter limiter = limiter(jedis, right)) {
-                    assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source())
+                    assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source())
                             .isEqualTo(Source.REDIS);
                     server.kill();
-                    assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source())
+                    assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source())
                             .isEqualTo(Source.LOCAL);
                 }
             });
@@ -74,7 +75,7 @@ class SecretsNotLoggedTest {
     private static Source decideOnce(RedisSettings settings) {
         try (UnifiedJedis jedis = RedisClients.create(settings);
              FailoverLimiter limiter = limiter(jedis, settings)) {
-            return limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source();
+            return limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source();
         }
     }
 
