@@ -78,7 +78,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
                     + " for larger limits");
         }
         if (algorithm != Algorithm.LEAKY_BUCKET && maxDelayMs != 0) {
-            throw new InvalidRuleException(name, "max-delay", "only for leaky-bucket; this rule is " + algorithm.id());
+            throw new InvalidRuleException(name, "max-delay", "only for leaky-bucket; the algorithm is " + algorithm.id());
         }
         long quota = Math.max(limit, burst);
         if (quota > MAX_QUOTA_TIMES_WINDOW_MS / windowMs) {
@@ -88,8 +88,9 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         }
         long capacity = windowAlgorithm ? limit : burst;
         if (cost > capacity) {
-            throw new InvalidRuleException(name, "cost", "at most " + capacity + " (the rule's "
-                    + (windowAlgorithm ? "limit" : "burst") + "): a request costing more could never be admitted");
+            throw new InvalidRuleException(name, "cost", "a whole number from 1 to " + capacity + " (the rule's "
+                    + (windowAlgorithm || burst == limit ? "limit" : "burst") + "): a request costing more could never"
+                    + " be admitted");
         }
         long fallbackCapacity = windowAlgorithm ? fallbackLimit : fallbackBurst(burst, fallbackLimit, limit);
         if (cost > fallbackCapacity) {
@@ -162,7 +163,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
 
     private static void count(String rule, String field, long value) {
         if (value < 1 || value > MAX_COUNT) {
-            throw new InvalidRuleException(rule, field, "a whole number from 1 to " + MAX_COUNT + ", got " + value);
+            throw new InvalidRuleException(rule, field, "a whole number, at least 1 (at most " + MAX_COUNT + "), got " + value);
         }
     }
 

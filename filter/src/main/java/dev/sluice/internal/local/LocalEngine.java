@@ -180,6 +180,19 @@ public final class LocalEngine implements RateLimiter {
         return (h ^ (h >>> 16)) & segmentMask;
     }
 
+    /** Forgets the client's state of this rule. */
+    @Override
+    public void reset(Rule rule, ClientKey clientKey) {
+        StateKey key = new StateKey(algorithm(rule), clientKey);
+        Segment segment = segments[segmentIndex(key)];
+        segment.lock.lock();
+        try {
+            segment.states.remove(key);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
     /** How many client states are kept now (expired ones included until swept). */
     public int keyCount() {
         int total = 0;

@@ -173,6 +173,17 @@ public final class RedisEngine implements RateLimiter {
         return keyPrefix + "{" + rule.name() + ":" + clientKey + "}";
     }
 
+    /** Deletes the client's key of this rule. */
+    @Override
+    public void reset(Rule rule, ClientKey clientKey) {
+        try {
+            jedis.del(plans.get(rule).key(clientKey.value()));
+        } catch (JedisException e) {
+            throw new LimiterUnavailableException("Redis could not reset " + rule.name() + " for " + clientKey
+                    + ": " + e.getMessage(), e, isTimeout(e));
+        }
+    }
+
     /** Does not close the client, which the caller owns. */
     @Override
     public void close() {

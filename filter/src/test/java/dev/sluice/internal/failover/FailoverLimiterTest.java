@@ -59,7 +59,7 @@ class FailoverLimiterTest {
 
         assertThat(d.allowed()).isTrue();
         assertThat(d.rules()).singleElement().satisfies(r -> {
-            assertThat(r.source()).isEqualTo(Source.LOCAL);
+            assertThat(r.source()).isEqualTo(Source.BACKSTOP);
             assertThat(r.rule().limit()).isEqualTo(10);
         });
         assertThat(local.received).singleElement().satisfies(a -> {
@@ -120,7 +120,7 @@ class FailoverLimiterTest {
 
         for (int i = 0; i < 100; i++) {
             Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i))));
-            assertThat(d.rules().get(0).source()).isEqualTo(Source.LOCAL);
+            assertThat(d.rules().get(0).source()).isEqualTo(Source.BACKSTOP);
         }
 
         assertThat(redis.calls).isEqualTo(callsWhenOpened);
@@ -241,7 +241,7 @@ class FailoverLimiterTest {
         Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
 
         assertThat(d.allowed()).isTrue();
-        assertThat(d.rules().get(0).source()).isEqualTo(Source.LOCAL);
+        assertThat(d.rules().get(0).source()).isEqualTo(Source.BACKSTOP);
     }
 
     @Test

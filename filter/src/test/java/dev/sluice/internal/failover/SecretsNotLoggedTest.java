@@ -52,7 +52,7 @@ class SecretsNotLoggedTest {
             log = captureStandardError(() -> {
                 RedisSettings wrong = TestRedisSettings.standalone("redis://sluice:" + WRONG_PASSWORD + "@127.0.0.1:"
                         + server.port()).timeout(Duration.ofSeconds(1)).build();
-                assertThat(decideOnce(wrong)).as("a wrong password falls back").isEqualTo(Source.LOCAL);
+                assertThat(decideOnce(wrong)).as("a wrong password falls back").isEqualTo(Source.BACKSTOP);
 
                 RedisSettings right = TestRedisSettings.standalone("redis://sluice:" + PASSWORD + "@127.0.0.1:"
                         + server.port()).timeout(Duration.ofSeconds(1)).build();
@@ -63,7 +63,7 @@ class SecretsNotLoggedTest {
                             .isEqualTo(Source.REDIS);
                     server.kill();
                     assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source())
-                            .isEqualTo(Source.LOCAL);
+                            .isEqualTo(Source.BACKSTOP);
                 }
             });
         }

@@ -1,7 +1,7 @@
 package dev.sluice.internal.redis;
 
-import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.RedisProcess;
 import dev.sluice.config.SluiceConfig.RedisSettings;
 import dev.sluice.testing.TestRedisSettings;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,5 @@
 package dev.sluice.internal.algorithm.model;
 
-import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
