@@ -232,9 +232,7 @@ public class RateLimitFilter implements Filter {
             return;
         }
 
-        long started = System.nanoTime();
-        Decision decision = sluice.decide(acquisitions);
-        metrics.recordDecision(decision, System.nanoTime() - started, s.dryRun);
+        Decision decision = sluice.decide(acquisitions, s.dryRun);
         if (!decision.unavailable()) {
             // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
             List<String> policyItems = new ArrayList<>(applied.size());

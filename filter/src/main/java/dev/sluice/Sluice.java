@@ -189,7 +189,15 @@ public final class Sluice implements AutoCloseable {
      * takes its cost, or it is denied and no rule takes anything (see {@link RateLimiter#decide}).
      */
     public Decision decide(List<Acquisition> acquisitions) {
-        return limiter.decide(acquisitions);
+        return decide(acquisitions, false);
+    }
+
+    /** {@link #decide(List)}, counted in the metrics; {@code dryRun}: a denial is let through (the filter's). */
+    Decision decide(List<Acquisition> acquisitions, boolean dryRun) {
+        long started = System.nanoTime();
+        Decision decision = limiter.decide(acquisitions);
+        metrics.recordDecision(decision, System.nanoTime() - started, dryRun);
+        return decision;
     }
 
     /**

@@ -54,10 +54,10 @@ import java.util.function.Supplier;
  * {@code AUTH password}; Sentinels are asked without credentials.
  *
  * <p>A standalone client connects on its first call. Sentinel and Cluster clients ask their
- * Sentinels or seeds for the topology at once; if none answers, the client is built anyway and asks
- * again on use (at most every {@value #DEFERRED_RETRY_MILLIS} ms, calls failing meanwhile like calls to
- * a dead Redis), so that an application can start while Redis is away, under the failure policy,
- * whatever the topology.
+ * Sentinels or seeds for the topology at once; if none answers, the client is built anyway and a
+ * background thread asks again every {@value #DEFERRED_RETRY_MILLIS} ms (calls failing at once
+ * meanwhile, like calls to a dead Redis), so that an application can start while Redis is away,
+ * under the failure policy, whatever the topology, and no request pays for the discovery.
  */
 public final class RedisClients {
 

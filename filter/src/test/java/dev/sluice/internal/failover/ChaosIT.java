@@ -169,6 +169,33 @@ class ChaosIT {
         }
     }
 
+    /**
+     * An operator flushes Redis to lift every limit: the flooding client, denied for an hour and answered
+     * from the denied-client cache, is admitted again within the revalidate interval (1 s), as Redis
+     * alone would admit it.
+     */
+    @Test
+    void flushallLiftsARememberedDenialWithinTheRevalidateInterval() throws Exception {
+        startRedisAndLimiter("flushall", 16);
+        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 2, 200_000, FLOOD).start();
+             Jedis admin = new Jedis("127.0.0.1", redis.port())) {
+            warmUp(load);
+            Poll.until(Duration.ofSeconds(5), "the flood answered from memory",
+                    () -> load.flood().requests() - load.flood().redisCalls() > 10_000);
+            long admittedBefore = load.flood().admitted();
+            long flushedAt = System.nanoTime();
+            admin.flushAll();
+            Poll.until(Duration.ofSeconds(5), "the flooding client admitted again after FLUSHALL",
+                    () -> load.flood().admitted() > admittedBefore);
+            double followedMs = (System.nanoTime() - flushedAt) / 1e6;
+            ChaosOutcome o = finish(load, "flushall", flushedAt, flushedAt);
+            System.out.printf(java.util.Locale.ROOT, "CHAOS flushall: the denied client was admitted again %.0f ms after"
+                    + " FLUSHALL (denied-cache.revalidate 1000 ms)%n", followedMs);
+            assertThat(followedMs).isLessThanOrEqualTo(1000 + ChaosOutcome.MARGIN_MS + 500);
+            assertThat(o.failedRedisCalls()).isZero();
+        }
+    }
+
     @Test
     void poolExhaustedBySlowCalls() throws Exception {
         // 2 connections for 6 threads; DEBUG SLEEP makes the server stall like a slow command would
