@@ -1,11 +1,16 @@
 package dev.sluice.it;
 
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
 import org.apache.catalina.Context;
 import org.apache.catalina.Lifecycle;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
+import org.apache.coyote.AbstractProtocol;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.apache.tomcat.util.scan.StandardJarScanner;
+import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -38,7 +43,7 @@ import java.util.stream.Stream;
  * <p>Tomcat bundles its own Servlet 6.1 API, so these tests run in their own failsafe execution,
  * without Jetty or {@code jakarta.servlet-api} 6.0 on the classpath (see {@code src-it/pom.xml}).
  */
-final class TomcatWebApp implements AutoCloseable {
+final class TomcatWebApp implements DeployedWar {
 
     /** Each instance gets its own engine name: its own JMX domain and context logger. */
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -103,7 +108,26 @@ final class TomcatWebApp implements AutoCloseable {
         return deploy("", filterParams);
     }
 
+    /**
+     * Deploys the WAR as the root context on a connector with at most {@code maxThreads} request
+     * threads, with {@code first} in front of the WAR's own filters for requests as they arrive,
+     * and starts Tomcat; fails unless the application is up.
+     */
+    static TomcatWebApp start(Map<String, String> filterParams, int maxThreads, Filter first) throws Exception {
+        TomcatWebApp app = deploy("", filterParams, maxThreads, first);
+        if (!app.available()) {
+            app.close();
+            throw new IllegalStateException("the example WAR did not start in Tomcat");
+        }
+        return app;
+    }
+
     private static TomcatWebApp deploy(String contextPath, Map<String, String> filterParams) throws Exception {
+        return deploy(contextPath, filterParams, 0, null);
+    }
+
+    private static TomcatWebApp deploy(String contextPath, Map<String, String> filterParams, int maxThreads,
+                                       Filter first) throws Exception {
         Path baseDir = Files.createTempDirectory("sluice-tomcat-");
         Files.createDirectories(baseDir.resolve("webapps")); // the host's appBase: the WAR is unpacked here
         Tomcat tomcat = new Tomcat();
@@ -114,6 +138,10 @@ final class TomcatWebApp implements AutoCloseable {
         Connector connector = new Connector();
         connector.setPort(0);
         connector.setProperty("address", "127.0.0.1");
+        if (maxThreads > 0) {
+            connector.setProperty("maxThreads", Integer.toString(maxThreads));
+            connector.setProperty("minSpareThreads", Integer.toString(maxThreads));
+        }
         tomcat.setConnector(connector);
 
         // no programmatic default web.xml: its JSP servlet needs Jasper, which an embedded core lacks
@@ -130,6 +158,18 @@ final class TomcatWebApp implements AutoCloseable {
                     throw new IllegalStateException("the WAR's web.xml declares no filter named 'sluice'");
                 }
                 filterParams.forEach(sluice::addInitParameter);
+                if (first != null) {
+                    FilterDef def = new FilterDef();
+                    def.setFilterName("test-first");
+                    def.setFilter(first);
+                    def.setAsyncSupported("true"); // one filter without async would make every request synchronous
+                    context.addFilterDef(def);
+                    FilterMap map = new FilterMap();
+                    map.setFilterName("test-first");
+                    map.addURLPattern("/*");
+                    map.setDispatcher(DispatcherType.REQUEST.name());
+                    context.addFilterMapBefore(map);
+                }
             }
         });
 
@@ -164,7 +204,29 @@ final class TomcatWebApp implements AutoCloseable {
         return connector.getLocalPort();
     }
 
-    URI uri(String path) {
+    /** The host removes the context, as Tomcat's manager or a redeploy does; Tomcat goes on running. */
+    @Override
+    public void undeploy() {
+        tomcat.getHost().removeChild(context);
+    }
+
+    /** The connector's executor threads running a request (acceptor and poller are not among them). */
+    @Override
+    public int busyRequestThreads() {
+        return requestThreads().getActiveCount();
+    }
+
+    @Override
+    public int maxRequestThreads() {
+        return requestThreads().getMaximumPoolSize();
+    }
+
+    private ThreadPoolExecutor requestThreads() {
+        return (ThreadPoolExecutor) ((AbstractProtocol<?>) connector.getProtocolHandler()).getExecutor();
+    }
+
+    @Override
+    public URI uri(String path) {
         return URI.create("http://127.0.0.1:" + port() + path);
     }
 
