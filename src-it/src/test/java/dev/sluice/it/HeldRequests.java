@@ -91,6 +91,30 @@ final class HeldRequests {
     }
 
     /**
+     * Control for the thread count above: with a filter on the path that does not support async,
+     * each held request parks its container thread, and the count sees them; an undeploy still
+     * answers them at once with 503.
+     */
+    static void parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(DeployedWar app) throws Exception {
+        int held = 2;
+        assertThat(Http.get(app.uri("/api/first")).statusCode()).isEqualTo(200);
+        long start = System.nanoTime();
+        List<CompletableFuture<Answer>> answers = send(app.uri("/api/held"), held, start);
+        Poll.until(Duration.ofSeconds(10), held + " request threads parked", () -> app.busyRequestThreads() >= held);
+
+        long undeployedAtMs = sinceMs(start);
+        app.undeploy();
+
+        for (CompletableFuture<Answer> pending : answers) {
+            Answer a = pending.get(10, TimeUnit.SECONDS);
+            assertThat(a.status()).as("a parked request is answered 503 on undeploy: %s", a.response().body()).isEqualTo(503);
+            assertThat(a.header("Retry-After")).isNotNull();
+            // Tomcat first waits up to its unloadDelay (2 s) for requests inside a servlet's chain
+            assertThat(a.atMs() - undeployedAtMs).as("answered at the undeploy, not at its slot").isLessThan(5_000);
+        }
+    }
+
+    /**
      * The container's async timeout ends a hold before its slot: the request is answered 503
      * with {@code Retry-After} (not the container's 500), and its slot later does nothing.
      */

@@ -17,11 +17,33 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A filter the tests put in front of Sluice, whatever the container: it sees which requests went
  * back to the container suspended (held for a leaky-bucket slot) and how many are suspended now.
  * A request carrying {@value #ASYNC_TIMEOUT_HEADER} gets that async timeout (ms) instead of the
- * one Sluice set, to make the container time a held request out before its slot.
+ * one Sluice set, to make the container time a held request out before its slot. A probe
+ * registered without async support ({@link #synchronous()}) makes every request on its path
+ * synchronous, so that Sluice parks the container thread instead.
  */
 final class HoldProbe implements Filter {
 
     static final String ASYNC_TIMEOUT_HEADER = "X-Test-Async-Timeout";
+
+    private final boolean asyncSupported;
+
+    HoldProbe() {
+        this(true);
+    }
+
+    private HoldProbe(boolean asyncSupported) {
+        this.asyncSupported = asyncSupported;
+    }
+
+    /** A probe that is registered without async support. */
+    static HoldProbe synchronous() {
+        return new HoldProbe(false);
+    }
+
+    /** What the container must be told when the probe is registered. */
+    boolean asyncSupported() {
+        return asyncSupported;
+    }
 
     private final AtomicInteger suspended = new AtomicInteger();
     private final AtomicInteger mostSuspended = new AtomicInteger();

@@ -42,6 +42,14 @@ class LeakyBucketDelayIT {
     }
 
     @Test
+    void withoutAsyncAHeldRequestParksItsThreadUntilUndeploy() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("leaky-parked", HeldRequests.SLOW_DRAIN),
+                new QueuedThreadPool(), HoldProbe.synchronous())) {
+            HeldRequests.parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(app);
+        }
+    }
+
+    @Test
     void asyncTimeoutWhileHeldIsAnsweredBySluice() throws Exception {
         HoldProbe probe = new HoldProbe();
         try (WebApp app = WebApp.start(WebApp.params("leaky-timeout", HeldRequests.SLOW_DRAIN),

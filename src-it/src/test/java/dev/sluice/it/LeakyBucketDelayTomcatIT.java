@@ -47,6 +47,14 @@ class LeakyBucketDelayTomcatIT {
     }
 
     @Test
+    void withoutAsyncAHeldRequestParksItsThreadUntilUndeploy() throws Exception {
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-parked", HeldRequests.SLOW_DRAIN),
+                0, HoldProbe.synchronous())) {
+            HeldRequests.parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(app);
+        }
+    }
+
+    @Test
     void asyncTimeoutWhileHeldIsAnsweredBySluice() throws Exception {
         HoldProbe probe = new HoldProbe();
         try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-timeout", HeldRequests.SLOW_DRAIN),

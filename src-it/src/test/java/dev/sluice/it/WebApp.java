@@ -1,7 +1,6 @@
 package dev.sluice.it;
 
 import jakarta.servlet.DispatcherType;
-import jakarta.servlet.Filter;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.server.Server;
@@ -46,10 +45,10 @@ final class WebApp implements DeployedWar {
     }
 
     /**
-     * Deploys the WAR on a server whose threads are {@code threads}, with {@code first} (unless
+     * Deploys the WAR on a server whose threads are {@code threads}, with {@code probe} (unless
      * null) in front of the WAR's own filters for requests as they arrive.
      */
-    static WebApp start(Map<String, String> filterParams, QueuedThreadPool threads, Filter first) throws Exception {
+    static WebApp start(Map<String, String> filterParams, QueuedThreadPool threads, HoldProbe probe) throws Exception {
         Server server = new Server(threads);
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
@@ -60,9 +59,9 @@ final class WebApp implements DeployedWar {
         app.setWar(ExampleWar.path().toAbsolutePath().toString());
         app.setThrowUnavailableOnStartupException(true);
         app.addOverrideDescriptor(overrideDescriptor(filterParams).toString());
-        if (first != null) {
-            FilterHolder holder = new FilterHolder(first);
-            holder.setAsyncSupported(true); // one filter without async would make every request synchronous
+        if (probe != null) {
+            FilterHolder holder = new FilterHolder(probe);
+            holder.setAsyncSupported(probe.asyncSupported()); // one filter without async makes requests synchronous
             app.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
         }
         server.setHandler(app);
