@@ -119,6 +119,7 @@ class FilterBehaviourTomcatIT {
         try (TomcatWebApp app = TomcatWebApp.deploy(ExampleWar.params("tc-bad", "rule.api.limit", "-1"))) {
             assertThat(app.available()).as("Tomcat leaves the failed context unavailable").isFalse();
             assertThat(causes(app.startupErrors())).contains("rule.api.limit").contains("'-1'");
+            assertThat(app.startupErrors()).as("reported once: Tomcat starts no filter after a failed initializer").hasSize(1);
             assertThat(Http.get(app.uri("/api/x")).statusCode())
                     .as("no unlimited traffic: Tomcat answers for a failed context as for no application").isEqualTo(404);
         }

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -16,9 +17,46 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A {@code leaky-bucket} rule with {@code max-delay} shapes a burst: the requests that fit the
  * queue are all admitted, but the application sees them one drain slot apart (held with the
- * Servlet async API, not a sleeping thread); the rest are refused at once.
+ * Servlet async API, not a sleeping thread); the rest are refused at once. Every held request is
+ * answered, on undeploy and on the container's async timeout too ({@link HeldRequests}).
  */
 class LeakyBucketDelayIT {
+
+    @Test
+    void undeployAnswersEveryHeldRequestAtOnce() throws Exception {
+        HoldProbe probe = new HoldProbe();
+        try (WebApp app = WebApp.start(WebApp.params("leaky-undeploy", HeldRequests.SLOW_DRAIN),
+                new QueuedThreadPool(), probe)) {
+            HeldRequests.undeployAnswersEveryHeldRequest(app, probe, 6);
+        }
+    }
+
+    @Test
+    void heldRequestsOccupyNoServerThread() throws Exception {
+        HoldProbe probe = new HoldProbe();
+        // 8 threads in all: one acceptor and one selector leased, the rest for requests
+        try (WebApp app = WebApp.start(WebApp.params("leaky-threads", HeldRequests.SLOW_DRAIN),
+                new QueuedThreadPool(8, 8), probe)) {
+            HeldRequests.heldRequestsOccupyNoContainerThread(app, probe);
+        }
+    }
+
+    @Test
+    void withoutAsyncAHeldRequestParksItsThreadUntilUndeploy() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("leaky-parked", HeldRequests.SLOW_DRAIN),
+                new QueuedThreadPool(), HoldProbe.synchronous())) {
+            HeldRequests.parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(app);
+        }
+    }
+
+    @Test
+    void asyncTimeoutWhileHeldIsAnsweredBySluice() throws Exception {
+        HoldProbe probe = new HoldProbe();
+        try (WebApp app = WebApp.start(WebApp.params("leaky-timeout", HeldRequests.SLOW_DRAIN),
+                new QueuedThreadPool(), probe)) {
+            HeldRequests.asyncTimeoutAnswersTheHeldRequest(app, probe);
+        }
+    }
 
     @Test
     void burstIsReleasedOneSlotApart() throws Exception {

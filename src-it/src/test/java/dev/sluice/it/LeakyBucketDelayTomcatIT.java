@@ -23,8 +23,45 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>Arrival and release times are taken inside Tomcat, by a valve in front of the application,
  * so that a busy machine's client-side scheduling cannot blur them: a request is released when
  * the application gets it (its first dispatch if it passed at once, its async re-dispatch if held).
+ * Every held request is answered, on undeploy and on the container's async timeout too
+ * ({@link HeldRequests}).
  */
 class LeakyBucketDelayTomcatIT {
+
+    @Test
+    void undeployAnswersEveryHeldRequestAtOnce() throws Exception {
+        HoldProbe probe = new HoldProbe();
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-undeploy", HeldRequests.SLOW_DRAIN),
+                0, probe)) {
+            HeldRequests.undeployAnswersEveryHeldRequest(app, probe, 6);
+        }
+    }
+
+    @Test
+    void heldRequestsOccupyNoConnectorThread() throws Exception {
+        HoldProbe probe = new HoldProbe();
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-threads", HeldRequests.SLOW_DRAIN),
+                4, probe)) {
+            HeldRequests.heldRequestsOccupyNoContainerThread(app, probe);
+        }
+    }
+
+    @Test
+    void withoutAsyncAHeldRequestParksItsThreadUntilUndeploy() throws Exception {
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-parked", HeldRequests.SLOW_DRAIN),
+                0, HoldProbe.synchronous())) {
+            HeldRequests.parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(app);
+        }
+    }
+
+    @Test
+    void asyncTimeoutWhileHeldIsAnsweredBySluice() throws Exception {
+        HoldProbe probe = new HoldProbe();
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-timeout", HeldRequests.SLOW_DRAIN),
+                0, probe)) {
+            HeldRequests.asyncTimeoutAnswersTheHeldRequest(app, probe);
+        }
+    }
 
     static final long SLOT_MS = 100;
     static final int BURST = 6;

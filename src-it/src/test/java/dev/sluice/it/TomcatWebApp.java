@@ -1,11 +1,16 @@
 package dev.sluice.it;
 
+import jakarta.servlet.DispatcherType;
 import org.apache.catalina.Context;
 import org.apache.catalina.Lifecycle;
 import org.apache.catalina.connector.Connector;
+import org.apache.catalina.core.StandardContext;
 import org.apache.catalina.startup.Tomcat;
+import org.apache.coyote.AbstractProtocol;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.apache.tomcat.util.scan.StandardJarScanner;
+import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,17 +33,18 @@ import java.util.stream.Stream;
  * The example WAR deployed in an embedded Apache Tomcat 11 with {@link Tomcat#addWebapp} (as the
  * root context unless told otherwise) on a free loopback port, unpacked into a private base
  * directory as a stock Tomcat does. The filter's init-params are overridden the way {@link WebApp} does for Jetty: after
- * Tomcat has read the WAR's {@code web.xml} and before the filters start, {@code filterParams}
- * are added to the {@code sluice} filter's definition (init-params win over ratelimit.properties).
+ * Tomcat has read the WAR's {@code web.xml} and before the initializers and filters start,
+ * {@code filterParams} are added to the {@code sluice} filter's definition (init-params win over
+ * ratelimit.properties).
  *
- * <p>Tomcat does not throw when a web application fails to start: it logs the failure on the
- * context's logger and leaves the context stopped. {@link #deploy} reports what happened
+ * <p>Tomcat does not throw when a web application fails to start: it logs the failure to its main
+ * log and leaves the context stopped. {@link #deploy} reports what happened
  * ({@link #available()}, {@link #startupErrors()}); {@link #start} insists on a running application.
  *
  * <p>Tomcat bundles its own Servlet 6.1 API, so these tests run in their own failsafe execution,
  * without Jetty or {@code jakarta.servlet-api} 6.0 on the classpath (see {@code src-it/pom.xml}).
  */
-final class TomcatWebApp implements AutoCloseable {
+final class TomcatWebApp implements DeployedWar {
 
     /** Each instance gets its own engine name: its own JMX domain and context logger. */
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -67,16 +73,16 @@ final class TomcatWebApp implements AutoCloseable {
     private final Connector connector;
     private final Context context;
     private final Path baseDir;
-    private final Logger contextLogger;
+    private final List<Logger> startupLoggers;
     private final StartupErrors errors;
 
     private TomcatWebApp(Tomcat tomcat, Connector connector, Context context, Path baseDir,
-                         Logger contextLogger, StartupErrors errors) {
+                         List<Logger> startupLoggers, StartupErrors errors) {
         this.tomcat = tomcat;
         this.connector = connector;
         this.context = context;
         this.baseDir = baseDir;
-        this.contextLogger = contextLogger;
+        this.startupLoggers = startupLoggers;
         this.errors = errors;
     }
 
@@ -103,7 +109,26 @@ final class TomcatWebApp implements AutoCloseable {
         return deploy("", filterParams);
     }
 
+    /**
+     * Deploys the WAR as the root context on a connector with at most {@code maxThreads} request
+     * threads (0: Tomcat's default), with {@code probe} in front of the WAR's own filters for
+     * requests as they arrive, and starts Tomcat; fails unless the application is up.
+     */
+    static TomcatWebApp start(Map<String, String> filterParams, int maxThreads, HoldProbe probe) throws Exception {
+        TomcatWebApp app = deploy("", filterParams, maxThreads, probe);
+        if (!app.available()) {
+            app.close();
+            throw new IllegalStateException("the example WAR did not start in Tomcat");
+        }
+        return app;
+    }
+
     private static TomcatWebApp deploy(String contextPath, Map<String, String> filterParams) throws Exception {
+        return deploy(contextPath, filterParams, 0, null);
+    }
+
+    private static TomcatWebApp deploy(String contextPath, Map<String, String> filterParams, int maxThreads,
+                                       HoldProbe probe) throws Exception {
         Path baseDir = Files.createTempDirectory("sluice-tomcat-");
         Files.createDirectories(baseDir.resolve("webapps")); // the host's appBase: the WAR is unpacked here
         Tomcat tomcat = new Tomcat();
@@ -114,6 +139,10 @@ final class TomcatWebApp implements AutoCloseable {
         Connector connector = new Connector();
         connector.setPort(0);
         connector.setProperty("address", "127.0.0.1");
+        if (maxThreads > 0) {
+            connector.setProperty("maxThreads", Integer.toString(maxThreads));
+            connector.setProperty("minSpareThreads", Integer.toString(maxThreads));
+        }
         tomcat.setConnector(connector);
 
         // no programmatic default web.xml: its JSP servlet needs Jasper, which an embedded core lacks
@@ -130,13 +159,29 @@ final class TomcatWebApp implements AutoCloseable {
                     throw new IllegalStateException("the WAR's web.xml declares no filter named 'sluice'");
                 }
                 filterParams.forEach(sluice::addInitParameter);
+                if (probe != null) {
+                    FilterDef def = new FilterDef();
+                    def.setFilterName("test-first");
+                    def.setFilter(probe);
+                    // one filter without async makes every request on its path synchronous
+                    def.setAsyncSupported(Boolean.toString(probe.asyncSupported()));
+                    context.addFilterDef(def);
+                    FilterMap map = new FilterMap();
+                    map.setFilterName("test-first");
+                    map.addURLPattern("/*");
+                    map.setDispatcher(DispatcherType.REQUEST.name());
+                    context.addFilterMapBefore(map);
+                }
             }
         });
 
-        Logger contextLogger = Logger.getLogger(context.getLogName()); // held: JUL keeps loggers weakly
+        // a filter that fails is logged on the context's logger, an initializer that fails on
+        // StandardContext's own; both go to Tomcat's main log. Held: JUL keeps loggers weakly.
+        List<Logger> startupLoggers = List.of(Logger.getLogger(context.getLogName()),
+                Logger.getLogger(StandardContext.class.getName()));
         StartupErrors errors = new StartupErrors();
-        contextLogger.addHandler(errors);
-        TomcatWebApp app = new TomcatWebApp(tomcat, connector, context, baseDir, contextLogger, errors);
+        startupLoggers.forEach(l -> l.addHandler(errors));
+        TomcatWebApp app = new TomcatWebApp(tomcat, connector, context, baseDir, startupLoggers, errors);
         try {
             tomcat.start();
         } catch (Exception | Error e) {
@@ -155,7 +200,7 @@ final class TomcatWebApp implements AutoCloseable {
         return context;
     }
 
-    /** What Tomcat logged as errors, with their exceptions, on the context's logger while starting. */
+    /** What Tomcat logged as errors, with their exceptions, about the context while starting. */
     List<Throwable> startupErrors() {
         return List.copyOf(errors.thrown);
     }
@@ -164,7 +209,29 @@ final class TomcatWebApp implements AutoCloseable {
         return connector.getLocalPort();
     }
 
-    URI uri(String path) {
+    /** The host removes the context, as Tomcat's manager or a redeploy does; Tomcat goes on running. */
+    @Override
+    public void undeploy() {
+        tomcat.getHost().removeChild(context);
+    }
+
+    /** The connector's executor threads running a request (acceptor and poller are not among them). */
+    @Override
+    public int busyRequestThreads() {
+        return requestThreads().getActiveCount();
+    }
+
+    @Override
+    public int maxRequestThreads() {
+        return requestThreads().getMaximumPoolSize();
+    }
+
+    private ThreadPoolExecutor requestThreads() {
+        return (ThreadPoolExecutor) ((AbstractProtocol<?>) connector.getProtocolHandler()).getExecutor();
+    }
+
+    @Override
+    public URI uri(String path) {
         return URI.create("http://127.0.0.1:" + port() + path);
     }
 
@@ -174,7 +241,7 @@ final class TomcatWebApp implements AutoCloseable {
             tomcat.stop();
             tomcat.destroy();
         } finally {
-            contextLogger.removeHandler(errors);
+            startupLoggers.forEach(l -> l.removeHandler(errors));
             deleteRecursively(baseDir);
         }
     }
@@ -189,7 +256,7 @@ final class TomcatWebApp implements AutoCloseable {
         }
     }
 
-    /** Collects the exceptions Tomcat logs as errors on the context's logger (a filter that failed to start). */
+    /** Collects the exceptions Tomcat logs as errors (a filter or an initializer that failed). */
     private static final class StartupErrors extends Handler {
         final List<Throwable> thrown = new CopyOnWriteArrayList<>();
 

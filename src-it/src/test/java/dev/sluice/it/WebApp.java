@@ -1,14 +1,18 @@
 package dev.sluice.it;
 
+import jakarta.servlet.DispatcherType;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.Map;
 
 /**
@@ -16,14 +20,18 @@ import java.util.Map;
  * on a free loopback port, exactly as a user deploys it, with the filter's init-params overridden
  * through an override descriptor (init-params win over the WAR's ratelimit.properties).
  */
-final class WebApp implements AutoCloseable {
+final class WebApp implements DeployedWar {
 
     private final Server server;
     private final ServerConnector connector;
+    private final WebAppContext app;
+    private final QueuedThreadPool threads;
 
-    private WebApp(Server server, ServerConnector connector) {
+    private WebApp(Server server, ServerConnector connector, WebAppContext app, QueuedThreadPool threads) {
         this.server = server;
         this.connector = connector;
+        this.app = app;
+        this.threads = threads;
     }
 
     /** Init-params pointing the WAR's filter at the test Redis under a fresh key prefix, plus {@code overrides}. */
@@ -33,7 +41,15 @@ final class WebApp implements AutoCloseable {
 
     /** Deploys the WAR with the filter's init-params overridden by {@code filterParams}. */
     static WebApp start(Map<String, String> filterParams) throws Exception {
-        Server server = new Server();
+        return start(filterParams, new QueuedThreadPool(), null);
+    }
+
+    /**
+     * Deploys the WAR on a server whose threads are {@code threads}, with {@code probe} (unless
+     * null) in front of the WAR's own filters for requests as they arrive.
+     */
+    static WebApp start(Map<String, String> filterParams, QueuedThreadPool threads, HoldProbe probe) throws Exception {
+        Server server = new Server(threads);
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
         connector.setPort(0);
@@ -43,6 +59,11 @@ final class WebApp implements AutoCloseable {
         app.setWar(ExampleWar.path().toAbsolutePath().toString());
         app.setThrowUnavailableOnStartupException(true);
         app.addOverrideDescriptor(overrideDescriptor(filterParams).toString());
+        if (probe != null) {
+            FilterHolder holder = new FilterHolder(probe);
+            holder.setAsyncSupported(probe.asyncSupported()); // one filter without async makes requests synchronous
+            app.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
+        }
         server.setHandler(app);
         try {
             server.start();
@@ -50,7 +71,7 @@ final class WebApp implements AutoCloseable {
             server.stop();
             throw e;
         }
-        return new WebApp(server, connector);
+        return new WebApp(server, connector, app, threads);
     }
 
     private static Path overrideDescriptor(Map<String, String> params) {
@@ -81,8 +102,27 @@ final class WebApp implements AutoCloseable {
         return connector.getLocalPort();
     }
 
-    URI uri(String path) {
+    @Override
+    public URI uri(String path) {
         return URI.create("http://127.0.0.1:" + port() + path);
+    }
+
+    /** The server stops the context and its filters, as its deployer does for an undeploy. */
+    @Override
+    public void undeploy() throws Exception {
+        app.stop();
+    }
+
+    /** Threads running a job that is neither an acceptor's nor a selector's, nor reserved. */
+    @Override
+    public int busyRequestThreads() {
+        return threads.getUtilizedThreads();
+    }
+
+    /** All the pool's threads, acceptor and selector included. */
+    @Override
+    public int maxRequestThreads() {
+        return threads.getMaxThreads();
     }
 
     @Override

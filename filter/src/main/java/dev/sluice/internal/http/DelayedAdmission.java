@@ -1,17 +1,23 @@
 package dev.sluice.internal.http;
 
-import dev.sluice.Sluice;
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -23,10 +29,31 @@ import java.util.concurrent.locks.LockSupport;
  * their mappings must include {@code <dispatcher>ASYNC</dispatcher>}. Where async is not
  * supported the container thread is parked until the slot (never longer than the rule's
  * {@code max-delay}): correct, but it holds a thread.
+ *
+ * <p>Every held request is answered, whatever happens while it waits:
+ * <ul>
+ *   <li>at its slot it goes on to the application;</li>
+ *   <li>when the filter is destroyed (undeploy, redeploy, shutdown) it is answered at once with
+ *       503, {@code Retry-After} and a problem body: it never reached the application, so any
+ *       client or load balancer may safely send it again, to this instance once redeployed or to
+ *       another; passing it on instead would hand it to an application that is being torn down
+ *       (whose servlets some containers have already destroyed) and would let it in before its
+ *       slot;</li>
+ *   <li>if the container's async timeout fires first (it is set past the slot, so only a timer
+ *       that cannot run reaches it) it is answered the same way, never with the container's 500;</li>
+ *   <li>on an async error the hold is given up, the request answered so if the connection still
+ *       takes it, and completed.</li>
+ * </ul>
+ * Whichever comes first acts; the others find the request already answered.
  */
 public final class DelayedAdmission implements AutoCloseable {
 
+    /** How long past its slot a suspended request may wait before the container times it out. */
+    static final long ASYNC_TIMEOUT_MARGIN_MS = 60_000;
+
     private final ScheduledExecutorService timer;
+    private final Set<Hold> holds = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     public DelayedAdmission(String filterName) {
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -39,32 +66,183 @@ public final class DelayedAdmission implements AutoCloseable {
     /** Lets the request through after {@code delayMs}, asynchronously where possible. */
     public void admitAfter(long delayMs, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        if (request.isAsyncSupported()) {
-            AsyncContext async = request.startAsync(request, response);
-            async.setTimeout(delayMs + 60_000);
-            try {
-                timer.schedule((Runnable) async::dispatch, delayMs, TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException closing) {
-                async.dispatch(); // the filter is being destroyed: let the request through now rather than strand it
-            }
+        long slotNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
+        if (closed) {
+            refuse(response, slotNanos, Reason.SHUTTING_DOWN);
             return;
         }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
-        for (long left; (left = deadline - System.nanoTime()) > 0; ) {
-            LockSupport.parkNanos(left);
-            if (Thread.interrupted()) {
-                Thread.currentThread().interrupt();
-                break;
-            }
+        if (request.isAsyncSupported()) {
+            suspend(delayMs, slotNanos, request, response);
+        } else {
+            park(slotNanos, request, response, chain);
         }
-        chain.doFilter(request, response);
     }
 
-    /** Releases the requests still waiting for their slot at once, so an undeploy strands none. */
+    /** How many requests are waiting for their slot now. */
+    public int held() {
+        return holds.size();
+    }
+
+    private void suspend(long delayMs, long slotNanos, HttpServletRequest request, HttpServletResponse response) {
+        AsyncContext async = request.startAsync(request, response);
+        async.setTimeout(delayMs + ASYNC_TIMEOUT_MARGIN_MS);
+        Suspended hold = new Suspended(async, response, slotNanos);
+        async.addListener(hold);
+        holds.add(hold);
+        if (closed) { // close() may have swept the holds before this one was added
+            hold.refuse(Reason.SHUTTING_DOWN);
+            return;
+        }
+        try {
+            hold.timer = timer.schedule(hold::release, delayMs, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+            hold.refuse(Reason.SHUTTING_DOWN);
+        }
+    }
+
+    private void park(long slotNanos, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
+        Parked hold = new Parked(Thread.currentThread());
+        holds.add(hold);
+        boolean refused = false;
+        try {
+            for (long left; !(refused = closed) && (left = slotNanos - System.nanoTime()) > 0; ) {
+                LockSupport.parkNanos(this, left);
+                if (Thread.currentThread().isInterrupted()) { // the container is stopping this thread
+                    refused = true;
+                    break;
+                }
+            }
+        } finally {
+            holds.remove(hold);
+        }
+        if (refused) {
+            refuse(response, slotNanos, Reason.SHUTTING_DOWN);
+        } else {
+            chain.doFilter(request, response);
+        }
+    }
+
+    /**
+     * Answers every request still waiting for its slot (503, {@code Retry-After}) at once, so an
+     * undeploy strands none; a request that arrives later is answered the same way.
+     */
     @Override
     public void close() {
-        for (Runnable pending : timer.shutdownNow()) {
-            pending.run();
+        closed = true;
+        timer.shutdownNow();
+        for (Hold hold : holds) {
+            hold.refuse(Reason.SHUTTING_DOWN);
         }
+    }
+
+    /** Why a held request was answered without reaching the application. */
+    private enum Reason {
+        SHUTTING_DOWN("the application is shutting down; the request did not reach it"),
+        TIMED_OUT("the container's async timeout ended the wait; the request did not reach the application"),
+        FAILED("the request failed while it waited; it did not reach the application");
+
+        final String detail;
+
+        Reason(String detail) {
+            this.detail = detail;
+        }
+    }
+
+    /** A request waiting for its slot; {@link #refuse} answers it without the application. */
+    private interface Hold {
+        void refuse(Reason reason);
+    }
+
+    /** A request suspended with the Servlet async API, re-dispatched by the timer at its slot. */
+    private final class Suspended implements Hold, AsyncListener {
+        private final AsyncContext async;
+        private final HttpServletResponse response;
+        private final long slotNanos;
+        private final AtomicBoolean answered = new AtomicBoolean();
+        volatile Future<?> timer;
+
+        Suspended(AsyncContext async, HttpServletResponse response, long slotNanos) {
+            this.async = async;
+            this.response = response;
+            this.slotNanos = slotNanos;
+        }
+
+        /** At its slot: on to the application. */
+        void release() {
+            if (answered.compareAndSet(false, true)) {
+                holds.remove(this);
+                async.dispatch();
+            }
+        }
+
+        @Override
+        public void refuse(Reason reason) {
+            if (!answered.compareAndSet(false, true)) return;
+            forget();
+            try {
+                DelayedAdmission.refuse(response, slotNanos, reason);
+            } catch (IOException | RuntimeException clientGone) {
+                // nothing more can be said to this client; completing still frees the request
+            } finally {
+                async.complete();
+            }
+        }
+
+        private void forget() {
+            holds.remove(this);
+            Future<?> scheduled = timer;
+            if (scheduled != null) scheduled.cancel(false);
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+            refuse(Reason.TIMED_OUT);
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+            refuse(Reason.FAILED); // answered if the connection still takes it, completed in any case
+        }
+
+        @Override
+        public void onComplete(AsyncEvent event) {
+            answered.set(true);
+            forget();
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            // the application's own async cycle after the re-dispatch is none of this hold's business
+        }
+    }
+
+    /** A request whose container thread waits for its slot (no async on its path). */
+    private static final class Parked implements Hold {
+        private final Thread thread;
+
+        Parked(Thread thread) {
+            this.thread = thread;
+        }
+
+        @Override
+        public void refuse(Reason reason) {
+            LockSupport.unpark(thread); // the waiting thread sees the filter closed and answers itself
+        }
+    }
+
+    /** 503 with {@code Retry-After}: the seconds until the request's slot, at least 1. */
+    private static void refuse(HttpServletResponse response, long slotNanos, Reason reason) throws IOException {
+        if (response.isCommitted()) return;
+        long retryAfter = RateLimitHeaders.retryAfterSeconds(
+                TimeUnit.NANOSECONDS.toMillis(slotNanos - System.nanoTime()));
+        byte[] body = QuotaExceededProblem.heldNotServedBody(reason.detail, retryAfter).getBytes(StandardCharsets.UTF_8);
+        response.resetBuffer();
+        response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+        response.setHeader("Retry-After", Long.toString(retryAfter));
+        response.setHeader("Cache-Control", "no-store");
+        response.setContentType(QuotaExceededProblem.CONTENT_TYPE);
+        response.setContentLength(body.length);
+        response.getOutputStream().write(body);
     }
 }

@@ -53,4 +53,13 @@ public final class QuotaExceededProblem {
                 + "\"unavailable-policies\":[" + list + "],"
                 + "\"retry-after\":" + retryAfterSeconds + "}";
     }
+
+    /** The body of a 503 for a request held for its leaky-bucket slot that never reached the application. */
+    public static String heldNotServedBody(String detail, long retryAfterSeconds) {
+        return "{\"type\":\"about:blank\","
+                + "\"title\":\"Service Unavailable\","
+                + "\"status\":503,"
+                + "\"detail\":\"" + detail + "\","
+                + "\"retry-after\":" + retryAfterSeconds + "}";
+    }
 }
