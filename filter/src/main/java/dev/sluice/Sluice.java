@@ -47,10 +47,10 @@ public final class Sluice implements AutoCloseable {
     private final SluiceConfig config;
     private final Map<String, Rule> rules;
     private final RateLimiter limiter;
-    private final AutoCloseable redisClient;
+    private final UnifiedJedis redisClient;
     private final SluiceMetrics metrics;
 
-    private Sluice(SluiceConfig config, RateLimiter limiter, AutoCloseable redisClient, SluiceMetrics metrics) {
+    private Sluice(SluiceConfig config, RateLimiter limiter, UnifiedJedis redisClient, SluiceMetrics metrics) {
         this.config = config;
         Map<String, Rule> byName = new LinkedHashMap<>();
         for (RuleConfig rc : config.rules()) {
@@ -101,7 +101,7 @@ public final class Sluice implements AutoCloseable {
                     config.clock().name().toLowerCase(java.util.Locale.ROOT), config.rules().size());
             return new Sluice(config, limiter, jedis, metrics);
         } catch (RuntimeException e) {
-            jedis.close();
+            RedisClients.close(jedis);
             throw e;
         }
     }
@@ -162,7 +162,7 @@ public final class Sluice implements AutoCloseable {
         } finally {
             if (redisClient != null) {
                 try {
-                    redisClient.close();
+                    RedisClients.close(redisClient);
                 } catch (Exception e) {
                     log.debug("closing the Redis client failed", e);
                 }
