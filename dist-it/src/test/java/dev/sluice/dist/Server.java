@@ -37,8 +37,8 @@ abstract class Server implements AutoCloseable {
         this.base = base;
     }
 
-    /** What became of a deployment, by the container's own account. */
-    record Deployment(boolean serving, String evidence) {
+    /** What became of a deployment, by the container's own account: deployed (and serving), or failed. */
+    record Deployment(boolean deployed, String evidence) {
     }
 
     /** The container and version, e.g. {@code Apache Tomcat 11.0.24}. */
@@ -121,7 +121,7 @@ abstract class Server implements AutoCloseable {
     /** Deploys and insists that the application serves. */
     void deployServing(String context, Path war) {
         Deployment d = deploy(context, war);
-        if (!d.serving()) {
+        if (!d.deployed() || Http.get(uri(context, "/health")).statusCode() != 200) {
             throw new AssertionError(name + ": " + context + ".war did not deploy: " + d.evidence());
         }
     }
