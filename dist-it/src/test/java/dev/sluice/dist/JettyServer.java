@@ -33,6 +33,10 @@ final class JettyServer extends Server {
 
     /** An instance of the Jetty unpacked at {@code home} with {@code environment} ({@code ee10}, {@code ee11}), not yet started. */
     static JettyServer create(String name, Path home, String environment, Map<String, String> env) {
+        if (!Files.exists(home.resolve("modules/" + environment + "-deploy.mod"))) {
+            throw new IllegalStateException(home.getFileName() + " has no " + environment + " environment (Jetty 12.0 "
+                    + "stops at ee10): run the ee11 tests with mvn -Pjetty-12.1, which fetches jetty-home 12.1");
+        }
         Path base = freshDir(serversDir().resolve(name));
         try {
             // Jetty unpacks WARs into ${jetty.base}/work when it exists (else into /tmp)
