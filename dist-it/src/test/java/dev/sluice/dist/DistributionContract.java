@@ -235,8 +235,6 @@ abstract class DistributionContract {
             long spread = at.get(at.size() - 1) - at.get(1);
             assertThat(spread).as("admitted requests after the first are released one drain slot apart")
                     .isGreaterThanOrEqualTo((at.size() - 2) * 100L / 2);
-            assertThat(server.mainLog()).as("no container complains about the async dispatch")
-                    .doesNotContain("IllegalStateException");
         } finally {
             server.undeploy("leaky");
         }
