@@ -71,6 +71,29 @@ public final class RequestMatcher {
         return entries.length == 0;
     }
 
+    /** The matcher of an empty list: matches nothing. */
+    public static RequestMatcher none() {
+        return NOTHING;
+    }
+
+    /** The entries as configured (stripped), in order. */
+    public List<String> entries() {
+        List<String> texts = new ArrayList<>(entries.length);
+        for (Entry e : entries) texts.add(e.text);
+        return List.copyOf(texts);
+    }
+
+    /** Equal when the entries are the same text in the same order. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof RequestMatcher other && entries().equals(other.entries());
+    }
+
+    @Override
+    public int hashCode() {
+        return entries().hashCode();
+    }
+
     @Override
     public String toString() {
         return List.of(entries).toString();

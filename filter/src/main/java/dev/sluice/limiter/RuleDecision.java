@@ -1,5 +1,7 @@
 package dev.sluice.limiter;
 
+import java.time.Duration;
+
 /**
  * The outcome of one rule for one request.
  *
@@ -18,8 +20,15 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
     public enum Source {
         /** The shared Redis: a global decision. */
         REDIS,
-        /** The in-process engine: {@code backend=local}, or the backstop of an {@code open} rule while Redis is away. */
+        /**
+         * A denial Redis gave this client a moment ago, answered again from this instance's denied-client
+         * cache without a Redis call (the figures are Redis's, the waits shortened by the time since).
+         */
+        CACHE,
+        /** The in-process engine of {@code backend=local}: a per-instance decision by design. */
         LOCAL,
+        /** The local backstop of an {@code open} rule, at its {@code fallback-limit}, while Redis is away. */
+        BACKSTOP,
         /**
          * Redis was away and the request has a {@code closed} rule: that rule refuses it without counting
          * ({@code allowed=false}, {@code retryAfterMs} until Redis is tried again); the request's other
@@ -33,6 +42,21 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
         if (retryAfterMs < 0) retryAfterMs = 0;
         if (resetMs < 0) resetMs = 0;
         if (delayMs < 0) delayMs = 0;
+    }
+
+    /** When denied: how long until a request of the same cost would be admitted; else zero. */
+    public Duration retryAfter() {
+        return Duration.ofMillis(retryAfterMs);
+    }
+
+    /** How long until the rule's quota is fully restored (the window's end, a full bucket). */
+    public Duration reset() {
+        return Duration.ofMillis(resetMs);
+    }
+
+    /** Leaky-bucket only: how long an admitted request must wait for its drain slot; else zero. */
+    public Duration delay() {
+        return Duration.ofMillis(delayMs);
     }
 
     public RuleDecision withSource(Source newSource) {

@@ -2,6 +2,7 @@ package dev.sluice.internal.redis;
 
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
@@ -118,7 +119,7 @@ public final class RedisEngine implements RateLimiter {
             Acquisition a = acquisitions.get(i);
             RulePlan plan = plans.get(a.rule());
             rulePlans[i] = plan;
-            keys.add(plan.key(a.clientKey()));
+            keys.add(plan.key(a.clientKey().value()));
             for (byte[] arg : plan.args) {
                 args.add(arg);
             }
@@ -168,8 +169,19 @@ public final class RedisEngine implements RateLimiter {
     }
 
     /** The key of {@code rule} for {@code clientKey}, as the script sees it. */
-    public String key(Rule rule, String clientKey) {
+    public String key(Rule rule, ClientKey clientKey) {
         return keyPrefix + "{" + rule.name() + ":" + clientKey + "}";
+    }
+
+    /** Deletes the client's key of this rule. */
+    @Override
+    public void reset(Rule rule, ClientKey clientKey) {
+        try {
+            jedis.del(plans.get(rule).key(clientKey.value()));
+        } catch (JedisException e) {
+            throw new LimiterUnavailableException("Redis could not reset " + rule.name() + " for " + clientKey
+                    + ": " + e.getMessage(), e, isTimeout(e));
+        }
     }
 
     /** Does not close the client, which the caller owns. */

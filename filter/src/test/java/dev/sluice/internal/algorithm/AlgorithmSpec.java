@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
@@ -55,7 +56,7 @@ public abstract class AlgorithmSpec {
     }
 
     protected RuleDecision ask(Rule rule, String client, long cost) {
-        return engine.decide(List.of(new Acquisition(rule, client, cost))).rules().get(0);
+        return engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client), cost))).rules().get(0);
     }
 
     protected int admitted(Rule rule, String client, int attempts) {
@@ -437,8 +438,8 @@ public abstract class AlgorithmSpec {
                 rule("gcra", Algorithm.GCRA, 10, Duration.ofMinutes(1)));
         Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
         List<Acquisition> request = new java.util.ArrayList<>();
-        for (Rule r : rules) request.add(new Acquisition(r, "a", 2));
-        request.add(new Acquisition(strict, "a"));
+        for (Rule r : rules) request.add(new Acquisition(r, ClientKey.parse("a"), 2));
+        request.add(new Acquisition(strict, ClientKey.parse("a")));
 
         Decision first = engine.decide(request);
         assertThat(first.allowed()).isTrue();
@@ -462,7 +463,7 @@ public abstract class AlgorithmSpec {
     void deniedRequestTakesNothingFromOtherRules() {
         Rule perMinute = rule("minute", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));
         Rule perSecond = rule("second", Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(1));
-        List<Acquisition> request = List.of(new Acquisition(perMinute, "a"), new Acquisition(perSecond, "a"));
+        List<Acquisition> request = List.of(new Acquisition(perMinute, ClientKey.parse("a")), new Acquisition(perSecond, ClientKey.parse("a")));
         assertThat(engine.decide(request).allowed()).isTrue();
         assertThat(engine.decide(request).allowed()).isTrue();
         for (int i = 0; i < 5; i++) {
@@ -481,7 +482,7 @@ public abstract class AlgorithmSpec {
     void admittedRequestTakesFromEveryRuleAndReportsEach() {
         Rule a = rule("a", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         Rule b = rule("b", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
-        Decision d = engine.decide(List.of(new Acquisition(a, "x", 2), new Acquisition(b, "y", 3)));
+        Decision d = engine.decide(List.of(new Acquisition(a, ClientKey.parse("x"), 2), new Acquisition(b, ClientKey.parse("y"), 3)));
         assertThat(d.allowed()).isTrue();
         assertThat(d.rules()).extracting(RuleDecision::remaining).containsExactly(8L, 2L);
         assertThat(d.rules()).extracting(x -> x.rule().name()).containsExactly("a", "b");

@@ -1,5 +1,6 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.Sluice;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.config.SluiceConfig.RedisSettings;
@@ -51,18 +52,18 @@ class SecretsNotLoggedTest {
             log = captureStandardError(() -> {
                 RedisSettings wrong = TestRedisSettings.standalone("redis://sluice:" + WRONG_PASSWORD + "@127.0.0.1:"
                         + server.port()).timeout(Duration.ofSeconds(1)).build();
-                assertThat(decideOnce(wrong)).as("a wrong password falls back").isEqualTo(Source.LOCAL);
+                assertThat(decideOnce(wrong)).as("a wrong password falls back").isEqualTo(Source.BACKSTOP);
 
                 RedisSettings right = TestRedisSettings.standalone("redis://sluice:" + PASSWORD + "@127.0.0.1:"
                         + server.port()).timeout(Duration.ofSeconds(1)).build();
                 LoggerFactory.getLogger(SecretsNotLoggedTest.class).info("settings as an application might log them: {}", right);
                 try (UnifiedJedis jedis = RedisClients.create(right);
                      FailoverLimiter limiter = limiter(jedis, right)) {
-                    assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source())
+                    assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source())
                             .isEqualTo(Source.REDIS);
                     server.kill();
-                    assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source())
-                            .isEqualTo(Source.LOCAL);
+                    assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source())
+                            .isEqualTo(Source.BACKSTOP);
                 }
             });
         }
@@ -74,7 +75,7 @@ class SecretsNotLoggedTest {
     private static Source decideOnce(RedisSettings settings) {
         try (UnifiedJedis jedis = RedisClients.create(settings);
              FailoverLimiter limiter = limiter(jedis, settings)) {
-            return limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source();
+            return limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source();
         }
     }
 

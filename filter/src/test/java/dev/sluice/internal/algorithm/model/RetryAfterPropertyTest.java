@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
@@ -107,7 +108,7 @@ class RetryAfterPropertyTest {
                 List<Acquisition> request = new ArrayList<>();
                 for (Rule r : rules) {
                     if (request.isEmpty() && r == rules.get(rules.size() - 1) || rnd.nextBoolean()) {
-                        request.add(new Acquisition(r, "c", 1 + rnd.nextInt((int) Scenario.capacity(r))));
+                        request.add(new Acquisition(r, ClientKey.parse("c"), 1 + rnd.nextInt((int) Scenario.capacity(r))));
                     }
                 }
                 if (redisKeys != null && engine instanceof RedisEngine redis) {
@@ -127,7 +128,7 @@ class RetryAfterPropertyTest {
                     probes[0]++;
                 } else if (request.size() == 1 && d.rules().get(0).resetMs() > 0 && rnd.nextInt(4) == 0) {
                     Rule r = request.get(0).rule();
-                    List<Acquisition> full = List.of(new Acquisition(r, "c", Scenario.capacity(r)));
+                    List<Acquisition> full = List.of(new Acquisition(r, ClientKey.parse("c"), Scenario.capacity(r)));
                     long reset = d.rules().get(0).resetMs();
                     long decidedAt = clock.millis();
                     clock.set(decidedAt + reset - 1);
