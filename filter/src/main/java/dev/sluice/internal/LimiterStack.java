@@ -100,7 +100,7 @@ public final class LimiterStack implements AutoCloseable {
             }
             return new LimiterStack(top, local, redis, failover, cache, client == null ? jedis : null);
         } catch (RuntimeException e) {
-            if (client == null) jedis.close();
+            if (client == null) RedisClients.close(jedis);
             throw e;
         }
     }
@@ -136,7 +136,7 @@ public final class LimiterStack implements AutoCloseable {
         try {
             top.close();
         } finally {
-            if (ownedClient != null) ownedClient.close();
+            if (ownedClient != null) RedisClients.close(ownedClient);
         }
     }
 }
