@@ -44,6 +44,20 @@ class FilterBehaviourIT {
     }
 
     @Test
+    void allowedResponseTellsWhenMoreQuotaComesNotWhenTheQuotaIsFull() throws Exception {
+        // the WAR's 10-a-minute token bucket: after two requests the next token comes in 6 s, a full bucket in 12 s
+        try (WebApp app = WebApp.start(WebApp.params("next",
+                "rule.api.algorithm", "token-bucket", "rule.api.limit", "10", "rule.api.window", "1m"))) {
+            Http.get(app.uri("/api/hello"));
+            HttpResponse<String> second = Http.get(app.uri("/api/hello"));
+            assertThat(second.statusCode()).isEqualTo(200);
+            assertThat(RateLimitField.policy(second, "api")).containsExactly(10, 60);
+            assertThat(item(second, "api")).containsExactly(8, 6);
+            assertThat(second.headers().firstValue("X-RateLimit-Reset")).hasValue("12");
+        }
+    }
+
+    @Test
     void statusCodeIsConfigurable() throws Exception {
         try (WebApp app = WebApp.start(WebApp.params("status", "status-code", "503",
                 "rule.api.limit", "1", "rule.api.window", "1h"))) {

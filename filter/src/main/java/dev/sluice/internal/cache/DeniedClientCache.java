@@ -319,7 +319,9 @@ public final class DeniedClientCache implements RateLimiter {
             for (RuleDecision r : rules) {
                 long retry = r.allowed() ? 0 : Math.max(1, r.retryAfterMs() - elapsedMs);
                 long reset = Math.max(retry, r.resetMs() - elapsedMs);
-                out.add(new RuleDecision(r.rule(), r.allowed(), r.remaining(), retry, reset, r.delayMs(),
+                // an allowed rule's time until more quota: shortened too, but a full quota stays full (0)
+                long next = r.allowed() ? Math.max(Math.min(1, r.nextMs()), r.nextMs() - elapsedMs) : retry;
+                out.add(new RuleDecision(r.rule(), r.allowed(), r.remaining(), retry, reset, next, r.delayMs(),
                         RuleDecision.Source.CACHE));
             }
             return Decision.of(out);

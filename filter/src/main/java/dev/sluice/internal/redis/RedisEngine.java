@@ -65,7 +65,7 @@ public final class RedisEngine implements RateLimiter {
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
     private static final byte[] REDIS_TIME = "redis".getBytes(StandardCharsets.US_ASCII);
     private static final int ARGS_PER_RULE = 6;
-    private static final int REPLY_PER_RULE = 5;
+    private static final int REPLY_PER_RULE = 6;
 
     private final UnifiedJedis jedis;
     private final String keyPrefix;
@@ -130,7 +130,8 @@ public final class RedisEngine implements RateLimiter {
         for (int i = 0; i < n; i++) {
             int o = i * REPLY_PER_RULE;
             decisions.add(new RuleDecision(rulePlans[i].rule, (Long) reply.get(o) == 1L, (Long) reply.get(o + 1),
-                    (Long) reply.get(o + 2), (Long) reply.get(o + 3), (Long) reply.get(o + 4), RuleDecision.Source.REDIS));
+                    (Long) reply.get(o + 2), (Long) reply.get(o + 3), (Long) reply.get(o + 4), (Long) reply.get(o + 5),
+                    RuleDecision.Source.REDIS));
         }
         return decisions;
     }
