@@ -49,6 +49,7 @@ final class ConfigKeys {
     static final String MODE = "mode";
     static final String EXCLUDE = "exclude";
     static final String EXEMPT_IPS = "exempt-ips";
+    static final String METRICS_MICROMETER = "metrics.micrometer";
 
     /** Every global key, in the order of the documentation. */
     static final List<String> GLOBAL = List.of(
@@ -56,7 +57,8 @@ final class ConfigKeys {
             REDIS_USER, REDIS_PASSWORD, REDIS_SSL, REDIS_TIMEOUT, REDIS_POOL_MAX_TOTAL, REDIS_POOL_MAX_IDLE,
             REDIS_POOL_MIN_IDLE, REDIS_POOL_MAX_WAIT, REDIS_BREAKER_FAILURE_THRESHOLD, REDIS_BREAKER_OPEN_BASE,
             REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, DENIED_CACHE_REVALIDATE, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
-            CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS);
+            CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS,
+            METRICS_MICROMETER);
 
     static final String RULE_PREFIX = "rule.";
 

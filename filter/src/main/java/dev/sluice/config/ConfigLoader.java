@@ -142,6 +142,7 @@ public final class ConfigLoader {
         b.mode(values.choice(MODE, Mode.ENFORCE, options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN)));
         b.exclude(matcher(values, EXCLUDE, null));
         b.exemptIps(cidrs(values, EXEMPT_IPS));
+        b.micrometer(values.bool(METRICS_MICROMETER, true));
         for (String name : ruleNames) {
             b.rule(ruleConfig(values, name, failurePolicy));
         }

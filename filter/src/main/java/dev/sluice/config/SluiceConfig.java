@@ -71,6 +71,7 @@ public final class SluiceConfig {
     private final int localMaxKeys;
     private final DeniedCacheSettings deniedCache;
     private final BreakerSettings breaker;
+    private final boolean micrometer;
     private final Map<String, String> source;
 
     private SluiceConfig(Builder b, RedisSettings redis, BreakerSettings breaker) {
@@ -91,6 +92,7 @@ public final class SluiceConfig {
         this.localMaxKeys = b.localMaxKeys;
         this.deniedCache = new DeniedCacheSettings(b.deniedCache, b.deniedCacheMaxKeys, b.deniedCacheRevalidate);
         this.breaker = breaker;
+        this.micrometer = b.micrometer;
         Map<String, String> shown = new TreeMap<>();
         b.source.forEach((key, value) -> shown.put(key, ConfigKeys.shown(key, value)));
         this.source = Collections.unmodifiableMap(shown);
@@ -125,6 +127,7 @@ public final class SluiceConfig {
         b.breakerFailureThreshold = breaker.failureThreshold();
         b.breakerOpenBase = breaker.openBase();
         b.breakerOpenMax = breaker.openMax();
+        b.micrometer = micrometer;
         b.source.putAll(source);
         return b;
     }
@@ -223,6 +226,14 @@ public final class SluiceConfig {
     }
 
     /**
+     * {@code metrics.micrometer}: whether Sluice registers its meters with Micrometer when Micrometer
+     * is on its class path (in the global registry, or the one handed to {@code Sluice.Builder}).
+     */
+    public boolean micrometer() {
+        return micrometer;
+    }
+
+    /**
      * The key/value pairs this configuration was read from, after substitution, sorted by key,
      * secrets masked (diagnostics only); empty for a configuration built in code.
      */
@@ -240,13 +251,14 @@ public final class SluiceConfig {
                 && clientIpHeader == c.clientIpHeader && ipv6Prefix == c.ipv6Prefix && headers == c.headers
                 && statusCode == c.statusCode && mode == c.mode && exclude.equals(c.exclude)
                 && exemptIps.equals(c.exemptIps) && localMaxKeys == c.localMaxKeys
-                && deniedCache.equals(c.deniedCache) && breaker.equals(c.breaker);
+                && deniedCache.equals(c.deniedCache) && breaker.equals(c.breaker) && micrometer == c.micrometer;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(rules, backend, redis, keyPrefix, clock, failurePolicy, trustedProxies, clientIpHeader,
-                ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache, breaker);
+                ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache, breaker,
+                micrometer);
     }
 
     /** Every setting; never a secret. */
@@ -256,7 +268,8 @@ public final class SluiceConfig {
                 + ", clock=" + clock + ", failurePolicy=" + failurePolicy + ", trustedProxies=" + trustedProxies
                 + ", clientIpHeader=" + clientIpHeader + ", ipv6Prefix=" + ipv6Prefix + ", headers=" + headers
                 + ", statusCode=" + statusCode + ", mode=" + mode + ", exclude=" + exclude + ", exemptIps=" + exemptIps
-                + ", localMaxKeys=" + localMaxKeys + ", deniedCache=" + deniedCache + ", breaker=" + breaker + '}';
+                + ", localMaxKeys=" + localMaxKeys + ", deniedCache=" + deniedCache + ", breaker=" + breaker
+                + ", micrometer=" + micrometer + '}';
     }
 
     public enum Backend { REDIS, LOCAL }
@@ -416,6 +429,7 @@ public final class SluiceConfig {
         private Mode mode = Mode.ENFORCE;
         private RequestMatcher exclude = RequestMatcher.none();
         private CidrSet exemptIps = CidrSet.empty();
+        private boolean micrometer = true;
         private final Map<String, String> source = new TreeMap<>();
 
         private Builder() {
@@ -625,6 +639,12 @@ public final class SluiceConfig {
         /** {@code exempt-ips}; default none. */
         public Builder exemptIps(CidrSet exempt) {
             this.exemptIps = Objects.requireNonNull(exempt, "exempt");
+            return this;
+        }
+
+        /** {@code metrics.micrometer}; default true. */
+        public Builder micrometer(boolean enabled) {
+            this.micrometer = enabled;
             return this;
         }
 

@@ -108,7 +108,14 @@ class ConfigLoaderTest {
         assertThat(config.localMaxKeys()).isEqualTo(100_000);
         assertThat(config.deniedCache()).isEqualTo(new SluiceConfig.DeniedCacheSettings(true, 10_000, Duration.ofSeconds(1)));
         assertThat(config.breaker()).isEqualTo(new BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1)));
+        assertThat(config.micrometer()).isTrue();
         assertThat(config.source()).isEqualTo(Map.of("rules", "api", "rule.api.limit", "10", "rule.api.window", "1m"));
+    }
+
+    @Test
+    void micrometerMetricsCanBeTurnedOffAndTheValueIsTrueOrFalse() {
+        assertThat(loader.parse(minimalWith("metrics.micrometer", "false")).micrometer()).isFalse();
+        assertRejected("metrics.micrometer", "off", "one of true, false");
     }
 
     @Test
