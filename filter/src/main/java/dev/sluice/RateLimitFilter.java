@@ -208,6 +208,7 @@ public class RateLimitFilter implements Filter {
             if (client == null) {
                 nonIpPeer(request.getRemoteAddr());
             } else if (!s.exemptIps.isEmpty() && s.exemptIps.contains(client.address())) {
+                recordExempt(s, request, method, path, client);
                 chain.doFilter(request, response);
                 return;
             }
@@ -264,6 +265,13 @@ public class RateLimitFilter implements Filter {
         }
         long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMs());
         respond(response, s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
+    }
+
+    /** An exempt client's request is limited by no rule; each rule that would have applied counts it as exempt. */
+    private void recordExempt(Setup s, HttpServletRequest request, String method, String path, ClientAddress client) {
+        for (Binding b : s.bindings) {
+            if (b.matcher.matches(method, path) && b.key.resolve(request, client) != null) metrics.recordExempt(b.rule);
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.sluice.config.ConfigLoader;
 import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.internal.LimiterStack;
+import dev.sluice.internal.metrics.Micrometer;
 import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
@@ -78,6 +79,7 @@ public final class Sluice implements AutoCloseable {
         }
         this.rules = Collections.unmodifiableMap(byName);
         this.metrics = new SluiceMetrics();
+        metrics.rules(List.copyOf(rules.values()));
         this.stack = LimiterStack.build(config, b.clock, b.redis, metrics);
         this.limiter = stack.limiter();
         this.asyncExecutor = b.asyncExecutor != null ? b.asyncExecutor : task -> ownThreads().execute(task);
@@ -96,6 +98,12 @@ public final class Sluice implements AutoCloseable {
                 return resetThroughJmx(rule, clientKey);
             }
         });
+        try {
+            Micrometer.bind(metrics, b.meterRegistry, config);
+        } catch (RuntimeException | LinkageError e) {
+            stack.close(); // nobody else will: the caller gets no Sluice to close
+            throw e;
+        }
         if (config.backend() == SluiceConfig.Backend.LOCAL) {
             log.info("Sluice: backend=local; limits are per instance ({} rules)", rules.size());
         } else {
@@ -147,6 +155,9 @@ public final class Sluice implements AutoCloseable {
     /**
      * Registers this limiter's MXBeans ({@code dev.sluice:type=RateLimiter,name=<name>} and one
      * {@code type=Rule} per rule) on the platform MBean server; {@link #close()} unregisters them.
+     * Its Micrometer meters (if any) take the name used as their {@code instance} tag (before, it is
+     * {@code sluice}); call this before deciding, as the filter does, or the latency timer's first
+     * figures go with the old tag.
      *
      * @return the name used: {@code name}, or with a suffix if another Sluice in this JVM has it
      */
@@ -341,6 +352,7 @@ public final class Sluice implements AutoCloseable {
         private Clock clock = Clock.SYSTEM;
         private UnifiedJedis redis;
         private Executor asyncExecutor;
+        private Object meterRegistry;
 
         private Builder(SluiceConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -373,8 +385,31 @@ public final class Sluice implements AutoCloseable {
             return this;
         }
 
-        /** Builds the limiter; with {@code backend=redis} and no client of yours, creates the pool (it connects lazily). */
+        /**
+         * The Micrometer {@code io.micrometer.core.instrument.MeterRegistry} to register Sluice's meters
+         * in, instead of Micrometer's global registry (the default when Micrometer is on the class path).
+         * Typed {@code Object} so that this class needs no Micrometer; {@link Sluice#close()} removes the meters.
+         *
+         * @throws IllegalArgumentException if {@code registry} is not a {@code MeterRegistry}, or
+         *                                  Micrometer is not on Sluice's class path
+         */
+        public Builder meterRegistry(Object registry) {
+            Objects.requireNonNull(registry, "registry");
+            Micrometer.requireRegistry(registry);
+            this.meterRegistry = registry;
+            return this;
+        }
+
+        /**
+         * Builds the limiter; with {@code backend=redis} and no client of yours, creates the pool (it connects lazily).
+         *
+         * @throws IllegalStateException if a {@link #meterRegistry} was given and {@code metrics.micrometer} is false
+         */
         public Sluice build() {
+            if (meterRegistry != null && !config.micrometer()) {
+                throw new IllegalStateException("a meter registry was given, but the configuration says"
+                        + " metrics.micrometer=false: drop one or the other");
+            }
             return new Sluice(this);
         }
     }

@@ -26,7 +26,10 @@ public interface RuleMXBean {
 
     long getFallbackLimit();
 
-    /** Requests admitted (and charged) while this rule applied. */
+    /**
+     * Requests admitted (and charged) while this rule applied. A request another rule denied took
+     * nothing and is not counted here (Micrometer's {@code outcome=allowed} does count it: the rule's verdict).
+     */
     long getAllowed();
 
     /** Requests this rule denied in enforce mode. */
@@ -40,4 +43,13 @@ public interface RuleMXBean {
 
     /** Times this rule refused a request because Redis was away and it fails closed. */
     long getClosedRuleRefusals();
+
+    /** Requests from an {@code exempt-ips} client that this rule would have applied to: not limited, not charged. */
+    long getExempt();
+
+    /**
+     * Admitted requests that left this rule at most 20 % of its quota ({@code burst}; the backstop's
+     * while Redis is away), as Envoy's {@code near_limit}: a client about to be limited.
+     */
+    long getNearLimit();
 }

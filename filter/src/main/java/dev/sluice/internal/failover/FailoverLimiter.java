@@ -153,7 +153,7 @@ public final class FailoverLimiter implements RateLimiter {
             fallback.add(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()));
         }
         Decision d = asLocal(local.decide(fallback));
-        metrics.recordFallback(d);
+        metrics.recordFallback();
         outage.fellBack();
         return d;
     }
@@ -169,7 +169,7 @@ public final class FailoverLimiter implements RateLimiter {
             }
         }
         Decision refusal = Decision.of(out);
-        metrics.recordRefusal(refusal);
+        metrics.recordRefusal();
         outage.refused();
         return refusal;
     }

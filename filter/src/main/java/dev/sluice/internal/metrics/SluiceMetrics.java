@@ -17,7 +17,8 @@ import javax.management.MalformedObjectNameException;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +41,11 @@ import java.util.concurrent.atomic.LongAdder;
  * web application's class loader. The failover limiter records Redis failures, fallbacks, refusals and
  * the breaker's state. Recording is allocation-free ({@link LongAdder}s; one hash lookup per rule) and
  * works whether or not the beans are registered.
+ *
+ * <p>The same counters back Sluice's Micrometer meters, when Micrometer is present
+ * ({@link Micrometer#bind}): the meters read these adders, so there is one count of each thing, and
+ * the only recording Micrometer adds is the latency timer's, in {@link #recordDecision}. Without
+ * Micrometer that is one volatile read of a null.
  */
 public final class SluiceMetrics {
 
@@ -64,6 +70,8 @@ public final class SluiceMetrics {
     final LongAdder byCache = new LongAdder();
     final LongAdder byBackstop = new LongAdder();
     final LongAdder nonIpPeers = new LongAdder();
+    final LongAdder reloads = new LongAdder();
+    final LongAdder failedReloads = new LongAdder();
     private volatile java.util.function.IntSupplier deniedCacheSize = () -> 0;
     private volatile Operations operations = Operations.NONE;
     private final InstanceView view = new InstanceView();
@@ -73,6 +81,8 @@ public final class SluiceMetrics {
     private volatile Map<String, RuleCounters> rules = Map.of();
     private final List<ObjectName> registered = new ArrayList<>(); // guarded by this
     private volatile String instanceName;
+    /** Micrometer's meters over these counters, or null (no Micrometer, metrics.micrometer=false, unregistered). */
+    private volatile MeterBinding meters;
 
     /** Metrics for the platform MBean server. */
     public SluiceMetrics() {
@@ -103,54 +113,119 @@ public final class SluiceMetrics {
         if (!registered.isEmpty()) {
             throw new IllegalStateException("Sluice metrics already registered as " + this.instanceName);
         }
+        rules(ruleList);
         for (int attempt = 1; attempt <= MAX_NAME_SUFFIX; attempt++) {
             String name = attempt == 1 ? instanceName : instanceName + "-" + attempt;
-            if (tryRegister(name, ruleList)) {
+            if (tryRegister(name)) {
                 if (attempt > 1) {
                     LOG.warn("Sluice: JMX name '{}' is used by another Sluice in this JVM; registered as {}",
                             instanceName, instanceObjectName(name));
                 }
+                MeterBinding m = meters;
+                if (m != null) m.rename(name); // the meters' instance tag is the JMX name
                 return name;
             }
         }
         throw new IllegalStateException("Sluice metrics: no free JMX name for instance '" + instanceName + "'");
     }
 
-    private boolean tryRegister(String name, List<Rule> ruleList) {
-        Map<String, RuleCounters> counters = new HashMap<>();
-        for (Rule r : ruleList) counters.put(r.name(), new RuleCounters(name, r));
+    private boolean tryRegister(String name) {
         try {
             server.registerMBean(view, instanceObjectName(name));
             registered.add(instanceObjectName(name));
-            for (Rule r : ruleList) {
-                ObjectName on = ruleObjectName(name, r.name());
-                server.registerMBean(counters.get(r.name()), on);
+            for (Map.Entry<String, RuleCounters> rule : rules.entrySet()) {
+                ObjectName on = ruleObjectName(name, rule.getKey());
+                server.registerMBean(rule.getValue(), on);
                 registered.add(on);
             }
         } catch (InstanceAlreadyExistsException taken) {
-            unregister();
+            unregisterBeans();
             return false;
         } catch (JMException e) {
-            unregister();
+            unregisterBeans();
             throw new IllegalStateException("Sluice metrics: JMX registration of '" + name + "' failed", e);
         }
         this.instanceName = name;
-        this.rules = Map.copyOf(counters);
         return true;
     }
 
-    /** Unregisters every bean this object registered; counting goes on. Safe to call twice. */
-    public synchronized void unregister() {
-        for (ObjectName on : registered) {
-            try {
-                server.unregisterMBean(on);
-            } catch (InstanceNotFoundException gone) {
-                // someone else removed it: nothing to do
-            } catch (JMException e) {
-                LOG.debug("Sluice metrics: could not unregister {}", on, e);
+    /**
+     * The rules counted: at start, and again when the configuration changes. A rule kept (by name) keeps
+     * its counts and shows its new settings; a new rule gets fresh counters; a dropped rule's counters
+     * go. The MXBeans (when registered) and the Micrometer meters follow.
+     */
+    public synchronized void rules(List<Rule> ruleList) {
+        Map<String, RuleCounters> old = rules;
+        Map<String, RuleCounters> next = new LinkedHashMap<>();
+        for (Rule r : ruleList) {
+            RuleCounters c = old.get(r.name());
+            if (c == null) {
+                c = new RuleCounters(this, r);
+            } else {
+                c.rule(r);
+            }
+            next.put(r.name(), c);
+        }
+        if (!registered.isEmpty()) {
+            for (String gone : old.keySet()) {
+                if (!next.containsKey(gone)) unregisterBean(ruleObjectName(instanceName, gone));
+            }
+            for (Map.Entry<String, RuleCounters> rule : next.entrySet()) {
+                if (!old.containsKey(rule.getKey())) registerBean(rule.getValue(), ruleObjectName(instanceName, rule.getKey()));
             }
         }
+        rules = Collections.unmodifiableMap(next);
+        MeterBinding m = meters;
+        if (m != null) m.rulesChanged();
+    }
+
+    private void registerBean(Object bean, ObjectName on) {
+        try {
+            server.registerMBean(bean, on);
+            registered.add(on);
+        } catch (JMException e) {
+            LOG.warn("Sluice metrics: could not register {}: {}", on, e.toString());
+        }
+    }
+
+    private void unregisterBean(ObjectName on) {
+        registered.remove(on);
+        try {
+            server.unregisterMBean(on);
+        } catch (InstanceNotFoundException gone) {
+            // someone else removed it: nothing to do
+        } catch (JMException e) {
+            LOG.debug("Sluice metrics: could not unregister {}", on, e);
+        }
+    }
+
+    /**
+     * Unregisters every bean this object registered and removes its Micrometer meters (a registry
+     * shared by the server must not keep them, nor through them the web application's class loader);
+     * counting goes on. Safe to call twice.
+     */
+    public synchronized void unregister() {
+        unregisterBeans();
+        MeterBinding m = meters;
+        meters = null;
+        if (m != null) m.close();
+    }
+
+    private void unregisterBeans() {
+        for (ObjectName on : List.copyOf(registered)) unregisterBean(on);
         registered.clear();
+    }
+
+    /** Micrometer's meters over these counters, from {@link Micrometer#bind}; replaces (and closes) earlier ones. */
+    synchronized void meters(MeterBinding binding) {
+        MeterBinding old = meters;
+        meters = binding;
+        if (old != null) old.close();
+    }
+
+    /** The counters of each rule, by rule name, in configuration order. */
+    Map<String, RuleCounters> ruleCounters() {
+        return rules;
     }
 
     /** A read-only view of these figures (what the instance's MXBean shows), whether registered or not. */
@@ -178,23 +253,23 @@ public final class SluiceMetrics {
         Map<String, RuleCounters> byName = rules;
         List<RuleDecision> list = decision.rules();
         if (!list.isEmpty()) {
-            switch (list.get(0).source()) {
+            RuleDecision.Source source = list.get(0).source(); // one source answers a whole request
+            switch (source) {
                 case REDIS -> byRedis.increment();
                 case CACHE -> byCache.increment();
                 case BACKSTOP -> byBackstop.increment();
                 default -> { }
             }
+            MeterBinding m = meters;
+            if (m != null) m.recordLatency(source, nanos);
         }
         for (int i = 0, n = list.size(); i < n; i++) { // indexed: an iterator would be an allocation per request
             RuleDecision r = list.get(i);
             if (r.source() == RuleDecision.Source.UNAVAILABLE) {
-                unavailable = true; // counted as a refusal by the failover limiter
-                continue;
+                unavailable = true; // the request is counted as a refusal by the failover limiter
             }
             RuleCounters c = byName.get(r.rule().name());
-            if (c == null) continue;
-            if (ok) c.allowed.increment();
-            else if (!r.allowed()) (dryRun ? c.dryRunDenied : c.denied).increment();
+            if (c != null) c.record(r, ok, dryRun);
         }
         if (ok) {
             allowed.increment();
@@ -208,28 +283,34 @@ public final class SluiceMetrics {
         (timeout ? redisTimeouts : redisErrors).increment();
     }
 
-    /** The local backstop decided this request because Redis could not answer. */
-    public void recordFallback(Decision local) {
+    /**
+     * The local backstop decided this request because Redis could not answer. Each rule's part is
+     * counted with the decision ({@link #recordDecision}: its source says the backstop decided).
+     */
+    public void recordFallback() {
         fallback.increment();
-        Map<String, RuleCounters> byName = rules;
-        List<RuleDecision> list = local.rules();
-        for (int i = 0, n = list.size(); i < n; i++) {
-            RuleCounters c = byName.get(list.get(i).rule().name());
-            if (c != null) c.fallback.increment();
-        }
     }
 
-    /** This request was refused because Redis could not answer and some of its rules fail closed. */
-    public void recordRefusal(Decision refusal) {
+    /**
+     * This request was refused because Redis could not answer and some of its rules fail closed. Each
+     * rule's part is counted with the decision ({@link #recordDecision}: its source says unavailable).
+     */
+    public void recordRefusal() {
         refused.increment();
-        Map<String, RuleCounters> byName = rules;
-        List<RuleDecision> list = refusal.rules();
-        for (int i = 0, n = list.size(); i < n; i++) {
-            RuleDecision r = list.get(i);
-            if (r.allowed()) continue; // an open rule of the same request: not evaluated
-            RuleCounters c = byName.get(r.rule().name());
-            if (c != null) c.refused.increment();
-        }
+    }
+
+    /**
+     * A request from an {@code exempt-ips} client that {@code rule} would have applied to: let through
+     * unlimited, counted as the rule's {@code exempt} outcome.
+     */
+    public void recordExempt(Rule rule) {
+        RuleCounters c = rules.get(rule.name());
+        if (c != null) c.exempt.increment();
+    }
+
+    /** A reload of the configuration took effect ({@code ok}) or was refused (an invalid file, a key that cannot change live). */
+    public void recordReload(boolean ok) {
+        (ok ? reloads : failedReloads).increment();
     }
 
     /** The circuit breaker changed state ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}). */
@@ -277,6 +358,20 @@ public final class SluiceMetrics {
     /** The breaker's initial state, set by the failover limiter that owns it. */
     public void breakerState(String state) {
         breakerState = state;
+    }
+
+    /** The breaker's state as a number for a gauge: 0 closed, 1 half-open, 2 open; -1 without a breaker (backend=local). */
+    int breakerStateCode() {
+        return switch (breakerState) {
+            case "CLOSED" -> 0;
+            case "HALF_OPEN" -> 1;
+            case "OPEN" -> 2;
+            default -> -1;
+        };
+    }
+
+    int deniedCacheSize() {
+        return deniedCacheSize.getAsInt();
     }
 
     private static ObjectName objectName(String properties) {

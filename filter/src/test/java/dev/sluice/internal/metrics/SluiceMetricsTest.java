@@ -147,8 +147,11 @@ class SluiceMetricsTest {
         ObjectName instance = SluiceMetrics.instanceObjectName("failover");
         assertThat(server.getAttribute(instance, "BreakerState")).isEqualTo("CLOSED");
 
-        for (int i = 0; i < 10; i++) limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i))));
-        limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=1"))));
+        // as Sluice.decide does: the failover limiter counts per request, the recorded decision per rule
+        for (int i = 0; i < 10; i++) {
+            m.recordDecision(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i)))), 0, false);
+        }
+        m.recordDecision(limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=1")))), 0, false);
 
         assertThat(server.getAttribute(instance, "RedisErrors")).isEqualTo(2L);
         assertThat(server.getAttribute(instance, "RedisTimeouts")).isEqualTo(2L);
