@@ -100,6 +100,13 @@ class FilterBehaviourIT {
     }
 
     @Test
+    void prometheusScrapesSluicesMetersFromTheExample() throws Exception {
+        try (WebApp app = WebApp.start(WebApp.params("prometheus", PrometheusScrape.TIGHT_API))) {
+            PrometheusScrape.scrapeShowsTheDecisions(app, "", "sluice");
+        }
+    }
+
+    @Test
     void exemptClientsAreNeverLimited() throws Exception {
         try (WebApp app = WebApp.start(WebApp.params("exempt", "exempt-ips", "127.0.0.0/8",
                 "rule.api.limit", "1", "rule.api.window", "1h"))) {

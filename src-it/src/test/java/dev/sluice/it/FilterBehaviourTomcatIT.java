@@ -64,6 +64,13 @@ class FilterBehaviourTomcatIT {
     }
 
     @Test
+    void prometheusScrapesSluicesMetersTaggedWithTheContextPath() throws Exception {
+        try (TomcatWebApp app = TomcatWebApp.start("/shop", ExampleWar.params("tc-prometheus", PrometheusScrape.TIGHT_API))) {
+            PrometheusScrape.scrapeShowsTheDecisions(app, "/shop", "shop/sluice");
+        }
+    }
+
+    @Test
     void loginRuleLimitsPostsOnly() throws Exception {
         try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-login"))) {
             for (int i = 0; i < 5; i++) {

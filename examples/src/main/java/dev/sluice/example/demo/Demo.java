@@ -108,6 +108,7 @@ public final class Demo {
         System.out.println("  curl -i http://127.0.0.1:" + ports.get(2) + "/api/hello        # headers of a denial: 429, Retry-After, RateLimit");
         System.out.println("  curl -i -X POST http://127.0.0.1:" + ports.get(0) + "/login      # 5 a minute, fails closed without Redis");
         System.out.println("  curl -i http://127.0.0.1:" + ports.get(1) + "/health           # excluded: never limited");
+        System.out.println("  curl -s http://127.0.0.1:" + ports.get(0) + "/metrics | grep '^sluice_'  # this instance's meters, as Prometheus scrapes them");
         System.out.println();
         System.out.println("Press Ctrl-C to stop.");
         for (Server s : servers) {
