@@ -1,6 +1,5 @@
 package dev.sluice.internal.algorithm;
 
-import dev.sluice.Sluice;
 import dev.sluice.limiter.Rule;
 
 /**

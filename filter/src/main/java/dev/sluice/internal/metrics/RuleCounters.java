@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.LongAdder;
 final class RuleCounters implements RuleMXBean {
 
     private final String instanceName;
-    private final Rule rule;
+    private volatile Rule rule;
     final LongAdder allowed = new LongAdder();
     final LongAdder denied = new LongAdder();
     final LongAdder dryRunDenied = new LongAdder();
@@ -20,6 +20,11 @@ final class RuleCounters implements RuleMXBean {
     RuleCounters(String instanceName, Rule rule) {
         this.instanceName = instanceName;
         this.rule = rule;
+    }
+
+    /** The rule's figures after a reload. */
+    void rule(Rule newRule) {
+        this.rule = newRule;
     }
 
     @Override public String getInstanceName() { return instanceName; }

@@ -1,6 +1,5 @@
 package dev.sluice.internal.metrics;
 
-import dev.sluice.Sluice;
 import dev.sluice.metrics.RateLimiterMXBean;
 import dev.sluice.metrics.RuleMXBean;
 import dev.sluice.limiter.Decision;
@@ -64,6 +63,10 @@ public final class SluiceMetrics {
     final LongAdder byCache = new LongAdder();
     final LongAdder byBackstop = new LongAdder();
     final LongAdder nonIpPeers = new LongAdder();
+    final LongAdder reloads = new LongAdder();
+    final LongAdder reloadFailures = new LongAdder();
+    private volatile String lastReloadOutcome = "none";
+    private volatile long lastReloadAt;
     private volatile java.util.function.IntSupplier deniedCacheSize = () -> 0;
     private volatile Operations operations = Operations.NONE;
     private final InstanceView view = new InstanceView();
@@ -168,13 +171,13 @@ public final class SluiceMetrics {
      *
      * @param decision the decision
      * @param nanos    how long deciding took
-     * @param dryRun   whether a denial was let through ({@code mode=dry-run})
      */
-    public void recordDecision(Decision decision, long nanos, boolean dryRun) {
+    public void recordDecision(Decision decision, long nanos) {
         decisions.increment();
         latency.record(nanos);
         boolean ok = decision.allowed();
         boolean unavailable = false;
+        boolean shadowDenied = false;
         Map<String, RuleCounters> byName = rules;
         List<RuleDecision> list = decision.rules();
         if (!list.isEmpty()) {
@@ -187,20 +190,70 @@ public final class SluiceMetrics {
         }
         for (int i = 0, n = list.size(); i < n; i++) { // indexed: an iterator would be an allocation per request
             RuleDecision r = list.get(i);
+            boolean shadow = r.rule().dryRun();
+            if (!r.allowed() && shadow) shadowDenied = true;
             if (r.source() == RuleDecision.Source.UNAVAILABLE) {
-                unavailable = true; // counted as a refusal by the failover limiter
+                unavailable |= !r.allowed() && !shadow; // counted as a refusal by the failover limiter
                 continue;
             }
             RuleCounters c = byName.get(r.rule().name());
             if (c == null) continue;
-            if (ok) c.allowed.increment();
-            else if (!r.allowed()) (dryRun ? c.dryRunDenied : c.denied).increment();
+            if (r.allowed()) {
+                if (ok) c.allowed.increment();
+            } else {
+                (shadow ? c.dryRunDenied : c.denied).increment();
+            }
         }
         if (ok) {
-            allowed.increment();
+            (shadowDenied ? dryRunDenied : allowed).increment();
         } else if (!unavailable) {
-            (dryRun ? dryRunDenied : denied).increment();
+            denied.increment();
         }
+    }
+
+    /** A reload of the configuration: {@code outcome} says what changed, or which key was refused and why. */
+    public void recordReload(boolean applied, String outcome) {
+        (applied ? reloads : reloadFailures).increment();
+        lastReloadOutcome = outcome;
+        lastReloadAt = System.currentTimeMillis();
+    }
+
+    /**
+     * The rules after a reload: new rules get their MXBean, removed ones lose it, kept ones keep
+     * their counters and show their new figures.
+     */
+    public synchronized void updateRules(List<Rule> ruleList) {
+        Map<String, RuleCounters> next = new HashMap<>();
+        for (Rule r : ruleList) {
+            RuleCounters c = rules.get(r.name());
+            if (c == null) {
+                c = new RuleCounters(instanceName, r);
+                if (!registered.isEmpty()) {
+                    ObjectName on = ruleObjectName(instanceName, r.name());
+                    try {
+                        server.registerMBean(c, on);
+                        registered.add(on);
+                    } catch (JMException e) {
+                        LOG.warn("Sluice metrics: could not register {}: {}", on, e.toString());
+                    }
+                }
+            } else {
+                c.rule(r);
+            }
+            next.put(r.name(), c);
+        }
+        for (String gone : rules.keySet()) {
+            if (next.containsKey(gone)) continue;
+            ObjectName on = ruleObjectName(instanceName, gone);
+            if (registered.remove(on)) {
+                try {
+                    server.unregisterMBean(on);
+                } catch (JMException e) {
+                    LOG.debug("Sluice metrics: could not unregister {}", on, e);
+                }
+            }
+        }
+        rules = Map.copyOf(next);
     }
 
     /** A Redis call failed; {@code timeout} when it was too slow rather than refused or broken. */
@@ -255,6 +308,11 @@ public final class SluiceMetrics {
 
         /** Resets one client of one rule; returns what was done, for the operator. */
         String resetClient(String rule, String clientKey);
+
+        /** Reads the configuration file again now; returns the outcome. */
+        default String reload() {
+            return "nothing to reload: this limiter was not configured from a file";
+        }
 
         Operations NONE = new Operations() {
             @Override
@@ -319,6 +377,11 @@ public final class SluiceMetrics {
         @Override public long getNonIpPeers() { return nonIpPeers.sum(); }
         @Override public int clearDeniedCache() { return operations.clearDeniedCache(); }
         @Override public String resetClient(String rule, String clientKey) { return operations.resetClient(rule, clientKey); }
+        @Override public String reload() { return operations.reload(); }
+        @Override public long getReloads() { return reloads.sum(); }
+        @Override public long getReloadFailures() { return reloadFailures.sum(); }
+        @Override public String getLastReloadOutcome() { return lastReloadOutcome; }
+        @Override public long getLastReloadTime() { return lastReloadAt; }
         @Override public double getLatencyMeanMillis() { return latency.snapshot().meanMillis(); }
         @Override public double getLatencyMaxMillis() { return latency.snapshot().maxMillis(); }
         @Override public double getLatencyP99Millis() { return latency.snapshot().percentileMillis(0.99); }
