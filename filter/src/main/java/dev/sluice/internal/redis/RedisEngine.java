@@ -91,6 +91,26 @@ public final class RedisEngine implements RateLimiter {
 
     @Override
     public Decision decide(List<Acquisition> acquisitions) {
+        return decide(acquisitions, null);
+    }
+
+    /** A decision and the time the script decided at. */
+    public record Timed(Decision decision, long atMillis) {
+    }
+
+    /**
+     * Decides as {@link #decide(List)} and tells the time, in ms since the epoch, that the script
+     * decided at: Redis's {@code TIME} with {@code redisClock}, else the time sent. What tests need
+     * to hold a Redis-clock decision against the reference semantics. On a Cluster with several
+     * rules, the time of the last rule's call.
+     */
+    public Timed decideTimed(List<Acquisition> acquisitions) {
+        long[] at = {Long.MIN_VALUE};
+        Decision d = decide(acquisitions, at);
+        return new Timed(d, at[0]);
+    }
+
+    private Decision decide(List<Acquisition> acquisitions, long[] at) {
         int n = acquisitions.size();
         if (n == 0) {
             return Decision.none();
@@ -98,17 +118,18 @@ public final class RedisEngine implements RateLimiter {
         if (cluster && n > 1) {
             List<RuleDecision> decisions = new ArrayList<>(n);
             for (Acquisition a : acquisitions) {
-                decisions.addAll(call(List.of(a)));
+                decisions.addAll(call(List.of(a), at));
             }
             return Decision.of(decisions);
         }
         if (n > 1) {
             rejectDuplicates(acquisitions);
         }
-        return Decision.of(call(acquisitions));
+        return Decision.of(call(acquisitions, at));
     }
 
-    private List<RuleDecision> call(List<Acquisition> acquisitions) {
+    /** @param at where to put the script's time, or null */
+    private List<RuleDecision> call(List<Acquisition> acquisitions, long[] at) {
         int n = acquisitions.size();
         RulePlan[] rulePlans = new RulePlan[n];
         List<byte[]> keys = new ArrayList<>(n);
@@ -131,6 +152,9 @@ public final class RedisEngine implements RateLimiter {
             decisions.add(new RuleDecision(rulePlans[i].rule, (Long) reply.get(o) == 1L, (Long) reply.get(o + 1),
                     (Long) reply.get(o + 2), (Long) reply.get(o + 3), (Long) reply.get(o + 4), (Long) reply.get(o + 5),
                     RuleDecision.Source.REDIS));
+        }
+        if (at != null) {
+            at[0] = (Long) reply.get(n * REPLY_PER_RULE);
         }
         return decisions;
     }

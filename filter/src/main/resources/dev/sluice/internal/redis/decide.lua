@@ -6,7 +6,8 @@ ARGV[1]   now, in ms since the epoch; or "redis" to read the server's TIME (cloc
 ARGV[2 + 6(i-1)] .. ARGV[7 + 6(i-1)]   acquisition i: algorithm id, limit, window ms, burst,
           max delay ms, cost
 Reply     6 integers per acquisition, in order: allowed (1 or 0), remaining, retry-after ms,
-          reset ms, next ms (until remaining grows; the retry-after when denied), delay ms
+          reset ms, next ms (until remaining grows; the retry-after when denied), delay ms;
+          then the time decided at (ms since the epoch: the server's TIME with clock=redis)
 
 Either every rule admits the request and each takes its cost, or nothing is written at all:
 a request denied by one rule takes nothing from the others. A rule that would admit a denied
@@ -64,9 +65,9 @@ if n == 1 then -- the common case, without the tables a request of several rules
   end
   if allowed then
     write(1, limit, window, cost, state, ttl)
-    return { 1, remaining_after, 0, reset_after, next_after, delay }
+    return { 1, remaining_after, 0, reset_after, next_after, delay, now }
   end
-  return { 0, remaining_now, retry, reset_now, retry, 0 }
+  return { 0, remaining_now, retry, reset_now, retry, 0, now }
 end
 
 local verdicts = {}
@@ -96,4 +97,5 @@ for i = 1, n do
     reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] = 0, v[5], v[12], v[6], v[12], 0
   end
 end
+reply[n * 6 + 1] = now
 return reply
