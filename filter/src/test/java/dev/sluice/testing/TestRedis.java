@@ -1,5 +1,10 @@
 package dev.sluice.testing;
 
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.SafeEncoder;
+
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -65,6 +70,13 @@ public final class TestRedis {
     /** A key prefix no other test in this JVM (or earlier run) uses, e.g. {@code t:fleet:17:1a2b:}. */
     public static String uniquePrefix(String name) {
         return "t:" + name + ":" + Long.toString(System.nanoTime() & 0xffffff, 36) + PREFIXES.incrementAndGet() + ":";
+    }
+
+    /** Redis's {@code TIME} in ms since the epoch, as Sluice's script reads it ({@code clock=redis}). */
+    public static long timeMillis(UnifiedJedis jedis) {
+        List<?> t = (List<?>) jedis.sendCommand(Protocol.Command.TIME);
+        return Long.parseLong(SafeEncoder.encode((byte[]) t.get(0))) * 1000
+                + Long.parseLong(SafeEncoder.encode((byte[]) t.get(1))) / 1000;
     }
 
     /** Testcontainers is loaded reflectively only when wanted, so its absence or Docker's never breaks the fallback. */
