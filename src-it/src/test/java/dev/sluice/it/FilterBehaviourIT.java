@@ -12,6 +12,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class FilterBehaviourIT {
 
     @Test
+    void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
+        Stderr.Captured<WebApp> started = Stderr.during(() -> {
+            WebApp app = WebApp.start(WebApp.params("clean-start"));
+            return app;
+        });
+        try (WebApp app = started.value()) {
+            assertThat(started.text()).as("the WAR's slf4j-simple logs Sluice; no binding of the container's leaks in")
+                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice filter 'sluice' started");
+        }
+    }
+
+    @Test
     void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() throws Exception {
         try (WebApp app = WebApp.start(WebApp.params("denial",
                 "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {

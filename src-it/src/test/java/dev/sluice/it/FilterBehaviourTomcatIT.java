@@ -17,6 +17,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FilterBehaviourTomcatIT {
 
     @Test
+    void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
+        Stderr.Captured<TomcatWebApp> started = Stderr.during(() -> {
+            TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-clean-start"));
+            return app;
+        });
+        try (TomcatWebApp app = started.value()) {
+            assertThat(started.text()).as("the WAR's slf4j-simple logs Sluice; no binding of the container's leaks in")
+                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice filter 'sluice' started");
+        }
+    }
+
+    @Test
     void deniedRequestGetsStatusRetryAfterNoStoreRateLimitFieldsAndProblemBody() throws Exception {
         try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-denial",
                 "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {

@@ -16,6 +16,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class FilterBehaviourUndertowIT {
 
     @Test
+    void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
+        Stderr.Captured<UndertowWebApp> started = Stderr.during(() -> {
+            UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-clean-start"));
+            Http.get(app.uri("/api/hello")); // Undertow starts the filter at its first request
+            return app;
+        });
+        try (UndertowWebApp app = started.value()) {
+            assertThat(started.text()).as("the WAR's slf4j-simple logs Sluice; no binding of the container's leaks in")
+                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice filter 'sluice' started");
+        }
+    }
+
+    @Test
     void warDeploysAndLimits() throws Exception {
         try (UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-limits",
                 "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {

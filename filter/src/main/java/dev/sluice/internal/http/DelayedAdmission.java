@@ -134,6 +134,12 @@ public final class DelayedAdmission implements AutoCloseable {
         for (Hold hold : holds) {
             hold.refuse(Reason.SHUTTING_DOWN);
         }
+        try {
+            // gone before the container looks for threads the application left running (Tomcat does)
+            timer.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Why a held request was answered without reaching the application. */
