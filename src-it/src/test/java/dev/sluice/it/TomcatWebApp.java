@@ -19,7 +19,6 @@ import java.net.URI;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -28,7 +27,6 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.stream.Stream;
 
 /**
  * The example WAR deployed in an embedded Apache Tomcat 11 with {@link Tomcat#addWebapp} (as the
@@ -249,17 +247,7 @@ final class TomcatWebApp implements DeployedWar {
             tomcat.destroy();
         } finally {
             startupLoggers.forEach(l -> l.removeHandler(errors));
-            deleteRecursively(baseDir);
-        }
-    }
-
-    private static void deleteRecursively(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            ExampleWar.deleteRecursively(baseDir);
         }
     }
 
