@@ -8,16 +8,17 @@ import dev.sluice.internal.http.QuotaExceededProblem;
 import dev.sluice.internal.http.RateLimitHeaders;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.key.CidrSet;
+import dev.sluice.key.ClientKey;
 import dev.sluice.key.ClientAddress;
 import dev.sluice.key.ClientIpResolver;
 import dev.sluice.key.ClientKeyResolver;
 import dev.sluice.key.KeyExpression;
+import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
-import dev.sluice.internal.metrics.SluiceMetrics;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -36,6 +37,7 @@ import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -64,30 +66,69 @@ public class RateLimitFilter implements Filter {
 
     private Sluice sluice;
     private Clock clock = Clock.SYSTEM;
+    private String name;
     private String countedAttribute;
-    private Binding[] bindings;
-    private RequestMatcher exclude;
-    private CidrSet exemptIps;
-    private ClientIpResolver clientIps;
-    private RateLimitHeaders headers;
-    private int statusCode;
-    private boolean dryRun;
-    private boolean needsClientAddress;
-    /** Without trusted proxies the forwarded header is never believed, so it is never read. */
-    private boolean readsForwardedHeader;
-    private String forwardedHeader;
+    /** Everything a request needs, built once from the configuration; a request reads it once. */
+    private volatile Setup setup;
     private SluiceMetrics metrics;
     private DelayedAdmission delays;
     private final AtomicLong lastDryRunLog = new AtomicLong();
     private final AtomicLong dryRunDenials = new AtomicLong();
+    private final AtomicBoolean nonIpPeerLogged = new AtomicBoolean();
 
-    /** A rule with its HTTP side, prepared once at init. */
-    private record Binding(Rule rule, RequestMatcher matcher, ClientKeyResolver key, String policyItem,
+    /** A rule with its HTTP side, prepared once. */
+    private record Binding(Rule rule, RequestMatcher matcher, ClientKeyResolver key, boolean usesIp, String policyItem,
                            String fallbackPolicyItem) {
 
         /** The policy the decision was made under: the backstop's while Redis is away. */
         String policyItemOf(RuleDecision decided) {
-            return decided.rule().limit() == rule.limit() ? policyItem : fallbackPolicyItem;
+            return decided.source() == RuleDecision.Source.BACKSTOP ? fallbackPolicyItem : policyItem;
+        }
+    }
+
+    /**
+     * The request side of one configuration: matchers, resolvers and header writers, derived once from
+     * the parsed {@link SluiceConfig}; nothing is parsed here again.
+     */
+    private static final class Setup {
+        final SluiceConfig config;
+        final Binding[] bindings;
+        final RequestMatcher exclude;
+        final CidrSet exemptIps;
+        final ClientIpResolver clientIps;
+        final RateLimitHeaders headers;
+        final int statusCode;
+        final boolean dryRun;
+        final boolean needsClientAddress;
+        /** Without trusted proxies the forwarded header is never believed, so it is never read. */
+        final boolean readsForwardedHeader;
+        final String forwardedHeader;
+        final boolean delays;
+
+        Setup(SluiceConfig config, ClassLoader loader) {
+            this.config = config;
+            this.clientIps = new ClientIpResolver(config.trustedProxies(), config.clientIpHeader(), config.ipv6Prefix());
+            this.readsForwardedHeader = !config.trustedProxies().isEmpty();
+            this.forwardedHeader = clientIps.headerName();
+            this.exemptIps = config.exemptIps();
+            this.exclude = config.exclude().isEmpty() ? null : config.exclude();
+            List<Binding> list = new ArrayList<>();
+            boolean delaying = false;
+            boolean needsAddress = !exemptIps.isEmpty();
+            for (RuleConfig rc : config.rules()) {
+                KeyExpression expression = rc.key();
+                boolean usesIp = expression.uses(KeyExpression.Kind.IP);
+                list.add(new Binding(rc.rule(), rc.match(), new ClientKeyResolver(expression, clientIps, loader), usesIp,
+                        RateLimitHeaders.policyItem(rc.rule()), RateLimitHeaders.policyItem(rc.rule().asFallback())));
+                delaying |= !rc.rule().maxDelay().isZero();
+                needsAddress |= usesIp;
+            }
+            this.needsClientAddress = needsAddress;
+            this.bindings = list.toArray(new Binding[0]);
+            this.headers = new RateLimitHeaders(config.headers());
+            this.statusCode = config.statusCode();
+            this.dryRun = config.mode() == SluiceConfig.Mode.DRY_RUN;
+            this.delays = delaying;
         }
     }
 
@@ -101,7 +142,7 @@ public class RateLimitFilter implements Filter {
 
     @Override
     public void init(FilterConfig filterConfig) throws ServletException {
-        String name = filterConfig.getFilterName();
+        String filterName = filterConfig.getFilterName();
         try {
             Map<String, String> params = new LinkedHashMap<>();
             for (Enumeration<String> e = filterConfig.getInitParameterNames(); e.hasMoreElements(); ) {
@@ -111,10 +152,10 @@ public class RateLimitFilter implements Filter {
             ClassLoader loader = Thread.currentThread().getContextClassLoader();
             if (loader == null) loader = RateLimitFilter.class.getClassLoader();
             SluiceConfig config = ConfigLoader.fromInitParams(params, loader);
-            start(name, jmxName(filterConfig), config, loader);
+            start(filterName, jmxName(filterConfig), config, loader);
         } catch (RuntimeException e) {
-            log.error("Sluice filter '{}' failed to start: {}", name, e.getMessage());
-            throw new ServletException("Sluice filter '" + name + "' failed to start: " + e.getMessage(), e);
+            log.error("Sluice filter '{}' failed to start: {}", filterName, e.getMessage());
+            throw new ServletException("Sluice filter '" + filterName + "' failed to start: " + e.getMessage(), e);
         }
     }
 
@@ -125,42 +166,23 @@ public class RateLimitFilter implements Filter {
         return contextPath == null || contextPath.isEmpty() ? name : contextPath.substring(1) + "/" + name;
     }
 
-    private void start(String name, String jmxName, SluiceConfig config, ClassLoader loader) {
-        this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + name;
-        this.clientIps = new ClientIpResolver(CidrSet.parse(config.trustedProxies()),
-                config.clientIpHeader(), config.ipv6Prefix());
-        this.readsForwardedHeader = !config.trustedProxies().isEmpty();
-        this.forwardedHeader = clientIps.headerName();
-        this.exemptIps = CidrSet.parse(config.exemptIps());
-        this.exclude = config.exclude().isEmpty() ? null : RequestMatcher.parse(config.exclude());
-        List<Binding> list = new ArrayList<>();
-        boolean delaying = false;
-        boolean needsAddress = !exemptIps.isEmpty();
-        for (RuleConfig rc : config.rules()) {
-            KeyExpression expression = KeyExpression.parse(rc.key());
-            ClientKeyResolver key = new ClientKeyResolver(expression, clientIps, loader);
-            list.add(new Binding(rc.rule(), RequestMatcher.parse(rc.match()), key,
-                    RateLimitHeaders.policyItem(rc.rule()), RateLimitHeaders.policyItem(rc.rule().asFallback())));
-            delaying |= !rc.rule().maxDelay().isZero();
-            needsAddress |= expression.uses(KeyExpression.Kind.IP);
-        }
-        this.needsClientAddress = needsAddress;
-        this.bindings = list.toArray(new Binding[0]);
-        this.headers = new RateLimitHeaders(config.headers());
-        this.statusCode = config.statusCode();
-        this.dryRun = config.mode() == SluiceConfig.Mode.DRY_RUN;
-        this.delays = delaying ? new DelayedAdmission(name) : null;
-        Sluice created = Sluice.create(config, clock);
+    private void start(String filterName, String jmxName, SluiceConfig config, ClassLoader loader) {
+        this.name = filterName;
+        this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + filterName;
+        Setup prepared = new Setup(config, loader);
+        Sluice created = Sluice.builder(config).clock(clock).build();
         try {
-            created.metrics().register(jmxName, List.copyOf(created.rules().values()));
+            created.registerMBeans(jmxName);
         } catch (RuntimeException e) {
             created.close(); // the container calls no destroy() after a failed init: release the pool here
             throw e;
         }
+        this.delays = prepared.delays ? new DelayedAdmission(filterName) : null;
         this.sluice = created;
-        this.metrics = created.metrics();
-        log.info("Sluice filter '{}' started: rules {}, mode {}", name, config.rules().stream().map(RuleConfig::name).toList(),
-                dryRun ? "dry-run" : "enforce");
+        this.metrics = created.recorder();
+        this.setup = prepared;
+        log.info("Sluice filter '{}' started: rules {}, mode {}", filterName,
+                config.rules().stream().map(RuleConfig::name).toList(), prepared.dryRun ? "dry-run" : "enforce");
     }
 
     @Override
@@ -171,27 +193,32 @@ public class RateLimitFilter implements Filter {
             return;
         }
         request.setAttribute(countedAttribute, Boolean.TRUE);
+        Setup s = setup; // one configuration for the whole request
 
         String method = request.getMethod();
         String path = pathWithinApplication(request);
-        if (exclude != null && exclude.matches(method, path)) {
+        if (s.exclude != null && s.exclude.matches(method, path)) {
             chain.doFilter(request, response);
             return;
         }
-        ClientAddress client = needsClientAddress
-                ? clientIps.resolve(request.getRemoteAddr(),
-                        readsForwardedHeader ? request.getHeaders(forwardedHeader) : null)
-                : null;
-        if (client != null && !exemptIps.isEmpty() && exemptIps.contains(client.address())) {
-            chain.doFilter(request, response);
-            return;
+        ClientAddress client = null;
+        if (s.needsClientAddress) {
+            client = s.clientIps.resolve(request.getRemoteAddr(),
+                    s.readsForwardedHeader ? request.getHeaders(s.forwardedHeader) : null);
+            if (client == null) {
+                nonIpPeer(request.getRemoteAddr());
+            } else if (!s.exemptIps.isEmpty() && s.exemptIps.contains(client.address())) {
+                chain.doFilter(request, response);
+                return;
+            }
         }
 
         List<Acquisition> acquisitions = null;
         List<Binding> applied = null;
+        Binding[] bindings = s.bindings;
         for (Binding b : bindings) {
             if (!b.matcher.matches(method, path)) continue;
-            String key = b.key.resolve(request, client);
+            ClientKey key = b.key.resolve(request, client);
             if (key == null) continue;
             if (acquisitions == null) {
                 acquisitions = new ArrayList<>(bindings.length);
@@ -205,28 +232,26 @@ public class RateLimitFilter implements Filter {
             return;
         }
 
-        long started = System.nanoTime();
-        Decision decision = sluice.decide(acquisitions);
-        metrics.recordDecision(decision, System.nanoTime() - started, dryRun);
+        Decision decision = sluice.decide(acquisitions, s.dryRun);
         if (!decision.unavailable()) {
             // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
             List<String> policyItems = new ArrayList<>(applied.size());
             for (int i = 0; i < applied.size(); i++) {
                 policyItems.add(applied.get(i).policyItemOf(decision.rules().get(i)));
             }
-            headers.write(response, decision, policyItems);
+            s.headers.write(response, decision, policyItems);
         }
 
         if (decision.allowed()) {
             long delay = decision.delayMs();
-            if (delay > 0 && delays != null && !dryRun) { // dry-run never holds a request
+            if (delay > 0 && delays != null && !s.dryRun) { // dry-run never holds a request
                 delays.admitAfter(delay, request, response, chain);
             } else {
                 chain.doFilter(request, response);
             }
             return;
         }
-        if (dryRun) {
+        if (s.dryRun) {
             logDryRun(decision);
             chain.doFilter(request, response);
             return;
@@ -238,7 +263,22 @@ public class RateLimitFilter implements Filter {
             return;
         }
         long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMs());
-        respond(response, statusCode, retryAfter, QuotaExceededProblem.body(decision, statusCode, retryAfter));
+        respond(response, s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
+    }
+
+    /**
+     * A peer without an IP address (a Unix-socket connector, say) has no {@code ip} key: the rules
+     * keyed on it do not apply to its requests. Said once in the log, counted always.
+     */
+    private void nonIpPeer(String peer) {
+        metrics.recordNonIpPeer();
+        if (nonIpPeerLogged.compareAndSet(false, true)) {
+            log.warn("Sluice filter '{}': a request came from a peer that is not an IP address ({}), e.g. through a"
+                    + " Unix-socket connector; rules keyed on ip do not apply to such requests (counted in the"
+                    + " NonIpPeers metric). Put a proxy that sets X-Forwarded-For in trusted-proxies, or key those"
+                    + " rules on something else. Logged once.", name, peer == null ? "none" : peer.length() > 64
+                    ? peer.substring(0, 64) + "..." : peer);
+        }
     }
 
     private static long unavailableRetryMs(Decision decision) {
@@ -285,6 +325,11 @@ public class RateLimitFilter implements Filter {
             log.info("Sluice dry-run: {} request(s) would have been denied since the last report, the latest by {}",
                     count, names);
         }
+    }
+
+    /** The configuration in force. */
+    public SluiceConfig config() {
+        return setup.config;
     }
 
     /** For embedding and tests: the limiter behind this filter. */

@@ -3,124 +3,155 @@ package dev.sluice;
 import dev.sluice.config.ConfigLoader;
 import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
-import dev.sluice.internal.failover.FailoverLimiter;
-import dev.sluice.key.BoundedKey;
+import dev.sluice.internal.LimiterStack;
+import dev.sluice.internal.metrics.SluiceMetrics;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
-import dev.sluice.internal.local.LocalEngine;
-import dev.sluice.internal.metrics.SluiceMetrics;
-import dev.sluice.internal.cache.DeniedClientCache;
-import dev.sluice.internal.redis.RedisClients;
-import dev.sluice.internal.redis.RedisEngine;
+import dev.sluice.metrics.RateLimiterMXBean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The programmatic entry point: builds the same limiter the filter uses from {@link Properties}
- * or a {@link Map} with the keys of the configuration reference, for code outside a servlet
+ * The programmatic entry point: the same limiter the filter uses, for code outside a servlet
  * container (batch jobs, message consumers, other frameworks).
  *
  * <pre>{@code
- * try (Sluice sluice = Sluice.create(props)) {
- *     Decision d = sluice.tryAcquire("api", "customer-42");
- *     if (!d.allowed()) { ... d.retryAfterMs() ... }
+ * SluiceConfig config = SluiceConfig.builder()
+ *         .rule(Rule.builder("api").limit(100).window(Duration.ofMinutes(1)).build())
+ *         .redisUrl("redis://cache:6379")
+ *         .build();
+ * try (Sluice sluice = Sluice.builder(config).build()) {
+ *     Decision d = sluice.tryAcquire("api", "customer-42");          // never waits
+ *     if (!d.allowed()) { ... d.retryAfter() ... }
+ *     sluice.acquire("api", ClientKey.of("batch-7"), 1, Duration.ofSeconds(5)); // waits up to 5 s
  * }
  * }</pre>
  *
- * <p>Thread-safe. {@link #close()} releases the Redis pool.
+ * <p>Or from properties with the keys of the configuration reference: {@link #create(Properties)}.
+ * A client's key is a {@link ClientKey}; a plain string passed to {@link #tryAcquire(String, String)}
+ * is {@link ClientKey#of(String)}, so the same customer is one counter through every method.
+ *
+ * <p>Thread-safe. {@link #close()} releases the Redis pool it created (never a client handed in).
  */
 public final class Sluice implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Sluice.class);
+    private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final SluiceConfig config;
     private final Map<String, Rule> rules;
+    private final LimiterStack stack;
     private final RateLimiter limiter;
-    private final AutoCloseable redisClient;
     private final SluiceMetrics metrics;
+    private final Executor asyncExecutor;
+    /** Created on first use of the asynchronous methods: a filter never starts it. */
+    private ScheduledExecutorService ownThreads; // guarded by this
+    private boolean closed; // guarded by this
 
-    private Sluice(SluiceConfig config, RateLimiter limiter, AutoCloseable redisClient, SluiceMetrics metrics) {
-        this.config = config;
+    private Sluice(Builder b) {
+        this.config = b.config;
         Map<String, Rule> byName = new LinkedHashMap<>();
         for (RuleConfig rc : config.rules()) {
             byName.put(rc.name(), rc.rule());
         }
         this.rules = Collections.unmodifiableMap(byName);
-        this.limiter = limiter;
-        this.redisClient = redisClient;
-        this.metrics = metrics;
+        this.metrics = new SluiceMetrics();
+        this.stack = LimiterStack.build(config, b.clock, b.redis, metrics);
+        this.limiter = stack.limiter();
+        this.asyncExecutor = b.asyncExecutor != null ? b.asyncExecutor : task -> ownThreads().execute(task);
+        metrics.operations(new SluiceMetrics.Operations() {
+            @Override
+            public int clearDeniedCache() {
+                if (stack.cache() == null) return 0;
+                int held = stack.cache().size();
+                stack.cache().clear();
+                log.info("Sluice: the denied-client cache was cleared through JMX ({} denials forgotten)", held);
+                return held;
+            }
+
+            @Override
+            public String resetClient(String rule, String clientKey) {
+                return resetThroughJmx(rule, clientKey);
+            }
+        });
+        if (config.backend() == SluiceConfig.Backend.LOCAL) {
+            log.info("Sluice: backend=local; limits are per instance ({} rules)", rules.size());
+        } else {
+            log.info("Sluice: backend=redis at {}, clock={}, {} rules", config.redis().describe(),
+                    config.clock().name().toLowerCase(Locale.ROOT), rules.size());
+        }
     }
 
     /** Builds a limiter from properties (keys as in the configuration reference). */
     public static Sluice create(Properties properties) {
-        Map<String, String> map = new LinkedHashMap<>();
-        for (String name : properties.stringPropertyNames()) {
-            map.put(name, properties.getProperty(name));
-        }
-        return create(map);
+        return builder(ConfigLoader.load(properties)).build();
     }
 
     /** Builds a limiter from a map (keys as in the configuration reference). */
     public static Sluice create(Map<String, String> configuration) {
-        return create(ConfigLoader.load(configuration), Clock.SYSTEM);
+        return builder(ConfigLoader.load(configuration)).build();
     }
 
-    /**
-     * Builds a limiter from a validated configuration. {@code clock} is the instance's clock: the
-     * local engine's, and the scripts' with {@code clock=local}; tests pass a fake one.
-     */
-    public static Sluice create(SluiceConfig config, Clock clock) {
-        Objects.requireNonNull(config, "config");
-        Objects.requireNonNull(clock, "clock");
-        LocalEngine local = new LocalEngine(clock, config.localMaxKeys());
-        SluiceMetrics metrics = new SluiceMetrics();
-        if (config.backend() == SluiceConfig.Backend.LOCAL) {
-            log.info("Sluice: backend=local; limits are per instance ({} rules)", config.rules().size());
-            return new Sluice(config, local, null, metrics);
-        }
-        UnifiedJedis jedis = RedisClients.create(config.redis());
-        try {
-            boolean redisClock = config.clock() == SluiceConfig.ClockSource.REDIS;
-            RateLimiter redis = new RedisEngine(jedis, config.keyPrefix(), redisClock, clock, config.redis().cluster());
-            if (config.deniedCache()) {
-                redis = new DeniedClientCache(redis, redisClock, config.deniedCacheMaxKeys());
-            }
-            RateLimiter limiter = new FailoverLimiter(redis, local, config.breaker(), config.redis().describe(), metrics);
-            log.info("Sluice: backend=redis at {}, clock={}, {} rules", config.redis().describe(),
-                    config.clock().name().toLowerCase(java.util.Locale.ROOT), config.rules().size());
-            return new Sluice(config, limiter, jedis, metrics);
-        } catch (RuntimeException e) {
-            jedis.close();
-            throw e;
-        }
+    /** A builder for a limiter of this configuration. */
+    public static Builder builder(SluiceConfig config) {
+        return new Builder(config);
     }
 
+    /** The configuration this limiter was built from. */
     public SluiceConfig config() {
         return config;
     }
 
-    /** The limiter all decisions go through. */
+    /** The limiter all decisions go through (the denied-client cache, the failure handling, Redis). */
     public RateLimiter limiter() {
         return limiter;
     }
 
-    /**
-     * What this limiter counts (decisions, fallbacks, Redis errors, breaker state, latency). The
-     * filter registers it over JMX; programmatic users may call {@link SluiceMetrics#register}.
-     */
-    public SluiceMetrics metrics() {
+    /** What this limiter counts (decisions, who answered them, Redis errors, breaker, latency). */
+    public RateLimiterMXBean metrics() {
+        return metrics.view();
+    }
+
+    /** For the filter: the recording side of the metrics. */
+    SluiceMetrics recorder() {
         return metrics;
+    }
+
+    /** For the filter and tests: the layers. */
+    LimiterStack stack() {
+        return stack;
+    }
+
+    /**
+     * Registers this limiter's MXBeans ({@code dev.sluice:type=RateLimiter,name=<name>} and one
+     * {@code type=Rule} per rule) on the platform MBean server; {@link #close()} unregisters them.
+     *
+     * @return the name used: {@code name}, or with a suffix if another Sluice in this JVM has it
+     */
+    public String registerMBeans(String name) {
+        return metrics.register(name, List.copyOf(rules.values()));
     }
 
     /** The configured rule named {@code name}. */
@@ -137,36 +168,214 @@ public final class Sluice implements AutoCloseable {
         return rules;
     }
 
-    /** Takes the rule's configured cost for {@code clientKey} (any string; it is bounded before use). */
+    /** Takes the rule's configured cost for the client named {@code clientKey} ({@link ClientKey#of}). Never waits. */
     public Decision tryAcquire(String ruleName, String clientKey) {
+        return tryAcquire(ruleName, ClientKey.of(clientKey));
+    }
+
+    /** Takes the rule's configured cost for {@code clientKey}. Never waits. */
+    public Decision tryAcquire(String ruleName, ClientKey clientKey) {
         Rule rule = rule(ruleName);
         return tryAcquire(ruleName, clientKey, rule.cost());
     }
 
-    /** Takes {@code cost} tokens of the rule for {@code clientKey}. */
-    public Decision tryAcquire(String ruleName, String clientKey, long cost) {
-        Rule rule = rule(ruleName);
-        return decide(List.of(new Acquisition(rule, BoundedKey.forApplicationKey(clientKey), cost)));
+    /** Takes {@code cost} tokens of the rule for {@code clientKey}. Never waits. */
+    public Decision tryAcquire(String ruleName, ClientKey clientKey, long cost) {
+        return decide(List.of(new Acquisition(rule(ruleName), clientKey, cost)));
     }
 
-    /** Decides several rules for one request atomically (see {@link RateLimiter#decide}). */
+    /**
+     * Decides several rules for one request atomically: either every rule admits it and each
+     * takes its cost, or it is denied and no rule takes anything (see {@link RateLimiter#decide}).
+     */
     public Decision decide(List<Acquisition> acquisitions) {
-        return limiter.decide(acquisitions);
+        return decide(acquisitions, false);
+    }
+
+    /** {@link #decide(List)}, counted in the metrics; {@code dryRun}: a denial is let through (the filter's). */
+    Decision decide(List<Acquisition> acquisitions, boolean dryRun) {
+        long started = System.nanoTime();
+        Decision decision = limiter.decide(acquisitions);
+        metrics.recordDecision(decision, System.nanoTime() - started, dryRun);
+        return decision;
+    }
+
+    /**
+     * Takes {@code cost} tokens of the rule for {@code clientKey}, waiting up to {@code maxWait} for
+     * them: for batch jobs that must slow down, not fail. Returns as soon as the tokens are taken
+     * (after the leaky bucket's drain slot, if the rule delays), or, without waiting further, as
+     * soon as it is clear they cannot be had within {@code maxWait}: the returned decision is then
+     * the denial (or a {@code closed} rule's refusal while Redis is away), with its retry-after.
+     * Other instances may take tokens meanwhile, so a wait may be followed by another.
+     *
+     * @throws InterruptedException if the thread is interrupted while waiting (nothing was taken)
+     */
+    public Decision acquire(String ruleName, ClientKey clientKey, long cost, Duration maxWait) throws InterruptedException {
+        List<Acquisition> request = List.of(new Acquisition(rule(ruleName), clientKey, cost));
+        long deadline = System.nanoTime() + nonNegative(maxWait).toNanos();
+        while (true) {
+            Decision d = decide(request);
+            if (d.allowed()) {
+                long delay = d.delayMs();
+                if (delay > 0) TimeUnit.MILLISECONDS.sleep(delay);
+                return d;
+            }
+            long waitNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, d.retryAfterMs()));
+            if (System.nanoTime() + waitNanos - deadline > 0) return d;
+            TimeUnit.NANOSECONDS.sleep(waitNanos);
+        }
+    }
+
+    /**
+     * {@link #decide} on the asynchronous executor (Sluice's own thread, or the builder's
+     * {@link Builder#asyncExecutor}): the caller's thread never waits for Redis. The future fails
+     * only with a caller's mistake (e.g. a rule asked twice); a Redis outage is answered by the
+     * failure policy as usual.
+     */
+    public CompletableFuture<Decision> decideAsync(List<Acquisition> acquisitions) {
+        List<Acquisition> request = List.copyOf(acquisitions);
+        return CompletableFuture.supplyAsync(() -> decide(request), asyncExecutor);
+    }
+
+    /**
+     * {@link #acquire} without blocking any thread: the future completes when the tokens are taken
+     * (and the leaky bucket's slot has come), or with the denial as soon as they cannot be had
+     * within {@code maxWait}. Waits are scheduled on a timer, never slept.
+     */
+    public CompletableFuture<Decision> acquireAsync(String ruleName, ClientKey clientKey, long cost, Duration maxWait) {
+        List<Acquisition> request = List.of(new Acquisition(rule(ruleName), clientKey, cost));
+        long deadline = System.nanoTime() + nonNegative(maxWait).toNanos();
+        CompletableFuture<Decision> result = new CompletableFuture<>();
+        attempt(request, deadline, result);
+        return result;
+    }
+
+    private void attempt(List<Acquisition> request, long deadline, CompletableFuture<Decision> result) {
+        decideAsync(request).whenComplete((d, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else if (d.allowed()) {
+                if (d.delayMs() > 0) later(d.delayMs(), () -> result.complete(d), result);
+                else result.complete(d);
+            } else {
+                long waitMs = Math.max(1, d.retryAfterMs());
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs) - deadline > 0) result.complete(d);
+                else later(waitMs, () -> attempt(request, deadline, result), result);
+            }
+        });
+    }
+
+    private void later(long delayMs, Runnable task, CompletableFuture<Decision> result) {
+        try {
+            ownThreads().schedule(task, delayMs, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            result.completeExceptionally(new IllegalStateException("this Sluice is closed", closed));
+        }
+    }
+
+    /**
+     * Resets one client of one rule: its remembered denial, its Redis key and its backstop state are
+     * forgotten, so its next request starts with a full quota (what Bucket4j's {@code reset()} does
+     * for one bucket).
+     *
+     * @throws LimiterUnavailableException if Redis could not delete the key (the local state is gone already)
+     */
+    public void reset(String ruleName, ClientKey clientKey) {
+        limiter.reset(rule(ruleName), clientKey);
+    }
+
+    private String resetThroughJmx(String ruleName, String clientKey) {
+        Rule rule = rules.get(ruleName);
+        if (rule == null) return "no rule '" + ruleName + "'; configured: " + rules.keySet();
+        ClientKey key;
+        try {
+            key = ClientKey.parse(clientKey);
+        } catch (IllegalArgumentException bad) {
+            return bad.getMessage();
+        }
+        try {
+            limiter.reset(rule, key);
+        } catch (LimiterUnavailableException e) {
+            return "reset on this instance; Redis did not answer: " + e.getMessage();
+        }
+        log.info("Sluice: rule {} was reset for client {} through JMX", ruleName, key);
+        return "reset rule " + ruleName + " for client " + key;
+    }
+
+    /** Sluice's own daemon threads for the asynchronous methods: as many as there are cores, at least 2. */
+    private synchronized ScheduledExecutorService ownThreads() {
+        if (closed) throw new RejectedExecutionException("this Sluice is closed");
+        if (ownThreads == null) {
+            int n = Math.max(2, Runtime.getRuntime().availableProcessors());
+            ownThreads = Executors.newScheduledThreadPool(n, r -> {
+                Thread t = new Thread(r, "sluice-async-" + THREADS.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return ownThreads;
+    }
+
+    private static Duration nonNegative(Duration d) {
+        Objects.requireNonNull(d, "maxWait");
+        if (d.isNegative()) throw new IllegalArgumentException("maxWait must not be negative: " + d);
+        return d;
     }
 
     @Override
     public void close() {
+        synchronized (this) {
+            closed = true;
+            if (ownThreads != null) ownThreads.shutdownNow();
+        }
         try {
             metrics.unregister();
-            limiter.close();
         } finally {
-            if (redisClient != null) {
-                try {
-                    redisClient.close();
-                } catch (Exception e) {
-                    log.debug("closing the Redis client failed", e);
-                }
-            }
+            stack.close();
+        }
+    }
+
+    /** Builds a {@link Sluice}. Not thread-safe. */
+    public static final class Builder {
+        private final SluiceConfig config;
+        private Clock clock = Clock.SYSTEM;
+        private UnifiedJedis redis;
+        private Executor asyncExecutor;
+
+        private Builder(SluiceConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+        }
+
+        /**
+         * The instance's clock: the local engine's, and the scripts' with {@code clock=local}; default
+         * the system clock. Tests pass a fake one.
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Your own Jedis client ({@code JedisPooled}, {@code JedisSentineled}, {@code JedisCluster}: any
+         * {@link UnifiedJedis}) instead of one built from the configuration's {@code redis.*} settings.
+         * Sluice never closes it. Its timeouts are yours: keep them short (Sluice's default is 50 ms),
+         * since every decision waits for it. For a {@code JedisCluster} the configuration must say
+         * {@code redis.cluster.nodes} too, so that a request's rules are decided one slot at a time.
+         */
+        public Builder redis(UnifiedJedis client) {
+            this.redis = Objects.requireNonNull(client, "client");
+            return this;
+        }
+
+        /** Where {@link #decideAsync} and {@link #acquireAsync} call Redis; default one Sluice thread. */
+        public Builder asyncExecutor(Executor executor) {
+            this.asyncExecutor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** Builds the limiter; with {@code backend=redis} and no client of yours, creates the pool (it connects lazily). */
+        public Sluice build() {
+            return new Sluice(this);
         }
     }
 }

@@ -1,10 +1,10 @@
 package dev.sluice;
 
+import dev.sluice.testing.TestRedis;
 import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
 import dev.sluice.testing.RedisProcess;
-import dev.sluice.testing.TestRedis;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisPooled;

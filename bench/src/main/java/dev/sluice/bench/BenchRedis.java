@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.internal.LimiterStack;
 import dev.sluice.Sluice;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.ConnectionFactory;
@@ -121,5 +122,18 @@ public final class BenchRedis {
             out.put(name, Long.parseLong(line.substring(at, line.indexOf(',', at))));
         }
         return out;
+    }
+
+    /**
+     * Sluice's production composition ({@code LimiterStack}: denied-client cache, failure handling,
+     * Redis engine) over {@code jedis}, which the caller keeps and closes.
+     */
+    static dev.sluice.internal.LimiterStack stack(UnifiedJedis jedis, String prefix, dev.sluice.limiter.Rule rule,
+                                                  boolean deniedCache) {
+        dev.sluice.config.SluiceConfig config = dev.sluice.config.SluiceConfig.builder().rule(rule).keyPrefix(prefix)
+                .deniedCache(deniedCache).deniedCacheMaxKeys(10_000).redisTimeout(java.time.Duration.ofSeconds(2))
+                .build();
+        return dev.sluice.internal.LimiterStack.build(config, dev.sluice.limiter.Clock.SYSTEM, jedis,
+                new dev.sluice.internal.metrics.SluiceMetrics());
     }
 }

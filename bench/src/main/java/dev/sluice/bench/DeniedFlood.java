@@ -1,12 +1,10 @@
 package dev.sluice.bench;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
-import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
-import dev.sluice.internal.cache.DeniedClientCache;
-import dev.sluice.internal.redis.RedisEngine;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
@@ -38,10 +36,9 @@ final class DeniedFlood {
 
     static Flood run(String algorithm, boolean cache, int threads, Duration length) throws InterruptedException {
         try (UnifiedJedis jedis = BenchRedis.pooled()) {
-            RateLimiter engine = new RedisEngine(jedis, BenchRedis.prefix("flood"), true, Clock.SYSTEM, false);
-            RateLimiter limiter = cache ? new DeniedClientCache(engine, true, 10_000) : engine;
             Rule rule = Rule.of("api", Algorithm.fromId(algorithm), 100, Duration.ofMinutes(1));
-            List<Acquisition> request = List.of(new Acquisition(rule, "ip=198.51.100.9"));
+            RateLimiter limiter = BenchRedis.stack(jedis, BenchRedis.prefix("flood"), rule, cache).limiter();
+            List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=198.51.100.9")));
             // open the pool's connections first, so they are not counted as the flood's round trips
             for (int i = 0; i < threads; i++) jedis.ping();
             LongAdder requests = new LongAdder();

@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -32,7 +33,7 @@ final class KeyMemory {
             RedisEngine engine = new RedisEngine(jedis, "rl:", true, Clock.SYSTEM, false);
             long bytes = 0;
             for (int i = 0; i < keys; i++) {
-                String client = "ip=10." + algorithm.length() + "." + (i / 256) + "." + (i % 256);
+                ClientKey client = ClientKey.parse("ip=10." + algorithm.length() + "." + (i / 256) + "." + (i % 256));
                 List<Acquisition> request = List.of(new Acquisition(rule, client));
                 for (int r = 0; r < requests; r++) engine.decide(request);
                 Long usage = admin.memoryUsage(engine.key(rule, client), 0);

@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Rule;
@@ -44,7 +45,7 @@ public class LocalEngineBenchmark {
         String[] keys = workload.clientKeys();
         requests = new List[keys.length];
         for (int i = 0; i < keys.length; i++) {
-            requests[i] = List.of(new Acquisition(rule, keys[i]));
+            requests[i] = List.of(new Acquisition(rule, ClientKey.parse(keys[i])));
         }
         if (workload == Workload.EXHAUSTED) {
             engine.decide(requests[0]);

@@ -1,8 +1,8 @@
 package dev.sluice.bench;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.Sluice;
 import dev.sluice.limiter.Acquisition;
-import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.internal.cache.DeniedClientCache;
@@ -35,9 +35,8 @@ final class SluiceContender implements Contender {
     @SuppressWarnings("unchecked")
     SluiceContender(Workload workload, String algorithm, boolean deniedCache, int rules) {
         jedis = BenchRedis.pooled();
-        RateLimiter engine = new RedisEngine(jedis, BenchRedis.prefix("sluice"), true, Clock.SYSTEM, false);
-        limiter = deniedCache ? new DeniedClientCache(engine, true, 10_000) : engine;
         Rule rule = Workload.rule(algorithm, workload);
+        limiter = BenchRedis.stack(jedis, BenchRedis.prefix("sluice"), rule, deniedCache).limiter();
         String[] keys = workload.clientKeys();
         requests = new List[keys.length];
         for (int i = 0; i < keys.length; i++) {
@@ -45,7 +44,7 @@ final class SluiceContender implements Contender {
             for (int r = 1; r <= rules; r++) {
                 Rule named = r == 1 ? rule : new Rule("api" + r, rule.algorithm(), rule.limit(), rule.window(), rule.burst(),
                         rule.cost(), rule.failurePolicy(), rule.fallbackLimit(), rule.maxDelay());
-                request.add(new Acquisition(named, keys[i]));
+                request.add(new Acquisition(named, ClientKey.parse(keys[i])));
             }
             requests[i] = List.copyOf(request);
         }

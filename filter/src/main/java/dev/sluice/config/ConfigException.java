@@ -2,6 +2,7 @@ package dev.sluice.config;
 
 import dev.sluice.Sluice;
 
+
 /**
  * A configuration value Sluice cannot use. The message always names the key, the value and what
  * is accepted, so a typo fails start-up with a message that says how to fix it. Secrets are

@@ -1,7 +1,6 @@
 package dev.sluice.config;
 
 import dev.sluice.Sluice;
-import dev.sluice.limiter.Rule;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -38,6 +37,7 @@ final class ConfigKeys {
     static final String LOCAL_MAX_KEYS = "local.max-keys";
     static final String DENIED_CACHE = "denied-cache";
     static final String DENIED_CACHE_MAX_KEYS = "denied-cache.max-keys";
+    static final String DENIED_CACHE_REVALIDATE = "denied-cache.revalidate";
     static final String KEY_PREFIX = "key-prefix";
     static final String CLOCK = "clock";
     static final String FAILURE_POLICY = "failure-policy";
@@ -55,7 +55,7 @@ final class ConfigKeys {
             RULES, BACKEND, REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_NODES,
             REDIS_USER, REDIS_PASSWORD, REDIS_SSL, REDIS_TIMEOUT, REDIS_POOL_MAX_TOTAL, REDIS_POOL_MAX_IDLE,
             REDIS_POOL_MIN_IDLE, REDIS_POOL_MAX_WAIT, REDIS_BREAKER_FAILURE_THRESHOLD, REDIS_BREAKER_OPEN_BASE,
-            REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
+            REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, DENIED_CACHE_REVALIDATE, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
             CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS);
 
     static final String RULE_PREFIX = "rule.";

@@ -1,25 +1,21 @@
 package dev.sluice.config;
 
-import dev.sluice.Sluice;
-import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.config.SluiceConfig.Backend;
-import dev.sluice.config.SluiceConfig.BreakerSettings;
 import dev.sluice.config.SluiceConfig.ClockSource;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
 import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.config.SluiceConfig.Mode;
-import dev.sluice.config.SluiceConfig.RedisSettings;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.key.Cidr;
+import dev.sluice.key.CidrSet;
 import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.InvalidRuleException;
 import dev.sluice.limiter.Rule;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -47,34 +43,11 @@ import static dev.sluice.config.ConfigValues.options;
  */
 public final class ConfigLoader {
 
-    static final String DEFAULT_REDIS_URL = "redis://localhost:6379";
     static final int DEFAULT_SENTINEL_PORT = 26379;
-    static final Duration DEFAULT_REDIS_TIMEOUT = Duration.ofMillis(50);
-    static final int DEFAULT_POOL_MAX_TOTAL = 64;
-    static final int DEFAULT_POOL_MIN_IDLE = 4;
-    static final int DEFAULT_BREAKER_FAILURE_THRESHOLD = 3;
-    static final Duration DEFAULT_BREAKER_OPEN_BASE = Duration.ofMillis(100);
-    static final Duration DEFAULT_BREAKER_OPEN_MAX = Duration.ofSeconds(1);
-    static final int DEFAULT_LOCAL_MAX_KEYS = 100_000;
-    static final int DEFAULT_DENIED_CACHE_MAX_KEYS = 10_000;
-    static final String DEFAULT_KEY_PREFIX = "rl:";
-    static final int DEFAULT_IPV6_PREFIX = 64;
-    static final int DEFAULT_STATUS_CODE = 429;
     static final Algorithm DEFAULT_ALGORITHM = Algorithm.TOKEN_BUCKET;
-    static final String DEFAULT_KEY = "ip";
     static final String DEFAULT_MATCH = "/**";
 
-    /** Large enough for any real limit, small enough to stay exact in Lua's double arithmetic. */
-    static final long MAX_COUNT = Integer.MAX_VALUE;
-    static final int MAX_KEY_PREFIX_LENGTH = 64;
-
-    private static final Pattern RULE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     private static final Duration ONE_MS = Duration.ofMillis(1);
-
-    /** Algorithms without a bucket: {@code burst} means nothing to them. */
-    private static final Set<Algorithm> WINDOWS =
-            EnumSet.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.SLIDING_WINDOW_LOG);
-
     private static final String RULES_ACCEPTED =
             "comma-separated rule names of letters, digits, '_' and '-' (at most 64 characters each), e.g. api, login";
     private static final Pattern METHOD_ONLY = Pattern.compile("[A-Z]+");
@@ -146,39 +119,33 @@ public final class ConfigLoader {
         List<String> ruleNames = ruleNames(values);
         rejectUnlistedRules(values, ruleNames);
 
+        SluiceConfig.Builder b = SluiceConfig.builder().source(substituted);
         FailurePolicy failurePolicy = values.choice(FAILURE_POLICY, FailurePolicy.OPEN,
                 options("open", FailurePolicy.OPEN, "closed", FailurePolicy.CLOSED));
-        Backend backend = values.choice(BACKEND, Backend.REDIS, options("redis", Backend.REDIS, "local", Backend.LOCAL));
-        RedisSettings redis = redis(values);
-        BreakerSettings breaker = breaker(values);
-        int localMaxKeys = (int) values.integer(LOCAL_MAX_KEYS, DEFAULT_LOCAL_MAX_KEYS, 1, Integer.MAX_VALUE);
-        boolean deniedCache = values.bool(DENIED_CACHE, true);
-        int deniedCacheMaxKeys = (int) values.integer(DENIED_CACHE_MAX_KEYS, DEFAULT_DENIED_CACHE_MAX_KEYS, 1,
-                Integer.MAX_VALUE);
-        String keyPrefix = keyPrefix(values);
-        ClockSource clock = values.choice(CLOCK, ClockSource.REDIS,
-                options("redis", ClockSource.REDIS, "local", ClockSource.LOCAL));
-        List<String> trustedProxies = cidrs(values, TRUSTED_PROXIES);
-        Header clientIpHeader = values.choice(CLIENT_IP_HEADER, Header.X_FORWARDED_FOR,
-                options("X-Forwarded-For", Header.X_FORWARDED_FOR, "Forwarded", Header.FORWARDED));
-        int ipv6Prefix = (int) values.integer(IPV6_PREFIX, DEFAULT_IPV6_PREFIX, 0, 128);
-        HeaderStyle headers = values.choice(HEADERS, HeaderStyle.BOTH, options("draft", HeaderStyle.DRAFT,
-                "legacy", HeaderStyle.LEGACY, "both", HeaderStyle.BOTH, "none", HeaderStyle.NONE));
-        int statusCode = (int) values.integer(STATUS_CODE, DEFAULT_STATUS_CODE, 400, 599);
-        Mode mode = values.choice(MODE, Mode.ENFORCE, options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN));
-        List<String> exclude = patterns(values, EXCLUDE, List.of());
-        List<String> exemptIps = cidrs(values, EXEMPT_IPS);
-
-        List<RuleConfig> rules = new ArrayList<>();
+        b.failurePolicy(failurePolicy);
+        b.backend(values.choice(BACKEND, Backend.REDIS, options("redis", Backend.REDIS, "local", Backend.LOCAL)));
+        redis(values, b);
+        breaker(values, b);
+        integer(values, LOCAL_MAX_KEYS, b::localMaxKeys);
+        b.deniedCache(values.bool(DENIED_CACHE, true));
+        integer(values, DENIED_CACHE_MAX_KEYS, b::deniedCacheMaxKeys);
+        duration(values, DENIED_CACHE_REVALIDATE, b::deniedCacheRevalidate);
+        if (values.isSet(KEY_PREFIX)) b.keyPrefix(values.get(KEY_PREFIX));
+        b.clock(values.choice(CLOCK, ClockSource.REDIS, options("redis", ClockSource.REDIS, "local", ClockSource.LOCAL)));
+        b.trustedProxies(cidrs(values, TRUSTED_PROXIES));
+        b.clientIpHeader(values.choice(CLIENT_IP_HEADER, Header.X_FORWARDED_FOR,
+                options("X-Forwarded-For", Header.X_FORWARDED_FOR, "Forwarded", Header.FORWARDED)));
+        integer(values, IPV6_PREFIX, b::ipv6Prefix);
+        b.headers(values.choice(HEADERS, HeaderStyle.BOTH, options("draft", HeaderStyle.DRAFT,
+                "legacy", HeaderStyle.LEGACY, "both", HeaderStyle.BOTH, "none", HeaderStyle.NONE)));
+        integer(values, STATUS_CODE, b::statusCode);
+        b.mode(values.choice(MODE, Mode.ENFORCE, options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN)));
+        b.exclude(matcher(values, EXCLUDE, null));
+        b.exemptIps(cidrs(values, EXEMPT_IPS));
         for (String name : ruleNames) {
-            rules.add(ruleConfig(values, name, failurePolicy));
+            b.rule(ruleConfig(values, name, failurePolicy));
         }
-
-        Map<String, String> extra = new TreeMap<>();
-        substituted.forEach((key, value) -> extra.put(key, ConfigKeys.shown(key, value)));
-        return new SluiceConfig(rules, backend, redis, keyPrefix, clock, failurePolicy, trustedProxies,
-                clientIpHeader, ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache,
-                deniedCacheMaxKeys, breaker, extra);
+        return b.build();
     }
 
     // ---- structure: which keys exist
@@ -210,7 +177,7 @@ public final class ConfigLoader {
     private static List<String> ruleNames(ConfigValues values) {
         Set<String> names = new LinkedHashSet<>();
         for (String name : ConfigValues.split(values.required(RULES, RULES_ACCEPTED))) {
-            if (!RULE_NAME.matcher(name).matches()) {
+            if (!Rule.NAME.matcher(name).matches()) {
                 throw new ConfigException(RULES, values.get(RULES), RULES_ACCEPTED + "; '" + name + "' is not a rule name");
             }
             if (!names.add(name)) {
@@ -232,98 +199,67 @@ public final class ConfigLoader {
         }
     }
 
-    // ---- global settings
+    // ---- global settings: text to values; the builder checks ranges and combinations
 
-    private static RedisSettings redis(ConfigValues values) {
-        List<HostPort> clusterNodes = values.isSet(REDIS_CLUSTER_NODES)
-                ? HostPorts.parseList(REDIS_CLUSTER_NODES, values.get(REDIS_CLUSTER_NODES), RedisUrl.DEFAULT_PORT)
-                : List.of();
-        String sentinelMaster = values.get(REDIS_SENTINEL_MASTER);
+    private static void redis(ConfigValues values, SluiceConfig.Builder b) {
+        if (values.isSet(REDIS_CLUSTER_NODES)) {
+            b.redisClusterNodes(HostPorts.parseList(REDIS_CLUSTER_NODES, values.get(REDIS_CLUSTER_NODES), RedisUrl.DEFAULT_PORT));
+        }
         List<HostPort> sentinelNodes = values.isSet(REDIS_SENTINEL_NODES)
                 ? HostPorts.parseList(REDIS_SENTINEL_NODES, values.get(REDIS_SENTINEL_NODES), DEFAULT_SENTINEL_PORT)
                 : List.of();
-        if (sentinelMaster != null && sentinelNodes.isEmpty()) {
-            throw new ConfigException(REDIS_SENTINEL_NODES, values.get(REDIS_SENTINEL_NODES), "required with "
-                    + REDIS_SENTINEL_MASTER + ": the sentinels as " + HostPorts.ACCEPTED.replace("6379", "26379"));
-        }
-        if (sentinelMaster == null && !sentinelNodes.isEmpty()) {
-            throw new ConfigException(REDIS_SENTINEL_MASTER, null, "required with " + REDIS_SENTINEL_NODES
-                    + ": the name of the master the sentinels monitor, e.g. mymaster");
-        }
-        boolean sentinel = sentinelMaster != null;
-        boolean cluster = !clusterNodes.isEmpty();
-        if (cluster && sentinel) {
-            throw new ConfigException(REDIS_CLUSTER_NODES, values.get(REDIS_CLUSTER_NODES), "Redis Cluster and Sentinel"
-                    + " exclude each other: set either " + REDIS_CLUSTER_NODES + " or " + REDIS_SENTINEL_MASTER
-                    + " and " + REDIS_SENTINEL_NODES);
-        }
-        if ((cluster || sentinel) && values.isSet(REDIS_URL)) {
-            throw new ConfigException(REDIS_URL, values.get(REDIS_URL), "only for a standalone Redis; with "
-                    + (cluster ? REDIS_CLUSTER_NODES : REDIS_SENTINEL_MASTER) + " remove it (or leave it blank)"
-                    + " and give credentials and TLS with " + REDIS_USER + ", " + REDIS_PASSWORD + " and " + REDIS_SSL);
-        }
-
-        RedisUrl url = cluster || sentinel ? null : RedisUrl.parse(values.string(REDIS_URL, DEFAULT_REDIS_URL));
-        String user = values.string(REDIS_USER, url == null ? null : url.user());
-        String password = values.string(REDIS_PASSWORD, url == null ? null : url.password());
-        boolean ssl = values.bool(REDIS_SSL, url != null && url.ssl());
-
-        Duration timeout = values.duration(REDIS_TIMEOUT, DEFAULT_REDIS_TIMEOUT, ONE_MS);
-        int maxTotal = (int) values.integer(REDIS_POOL_MAX_TOTAL, DEFAULT_POOL_MAX_TOTAL, 1, Integer.MAX_VALUE);
-        int maxIdle = (int) values.integer(REDIS_POOL_MAX_IDLE, maxTotal, 0, maxTotal);
-        int minIdle = (int) values.integer(REDIS_POOL_MIN_IDLE, Math.min(DEFAULT_POOL_MIN_IDLE, maxIdle), 0, maxIdle);
-        Duration maxWait = values.duration(REDIS_POOL_MAX_WAIT, timeout, Duration.ZERO);
-
-        return new RedisSettings(url == null ? null : url.address().host(), url == null ? 0 : url.address().port(),
-                url == null ? 0 : url.database(), user, password, ssl, clusterNodes, sentinelMaster, sentinelNodes,
-                timeout, maxTotal, maxIdle, minIdle, maxWait);
+        b.redisSentinel(values.get(REDIS_SENTINEL_MASTER), sentinelNodes);
+        if (values.isSet(REDIS_URL)) b.redisUrl(values.get(REDIS_URL));
+        if (values.isSet(REDIS_USER)) b.redisUser(values.get(REDIS_USER));
+        if (values.isSet(REDIS_PASSWORD)) b.redisPassword(values.get(REDIS_PASSWORD));
+        if (values.isSet(REDIS_SSL)) b.redisSsl(values.bool(REDIS_SSL, false));
+        duration(values, REDIS_TIMEOUT, b::redisTimeout);
+        integer(values, REDIS_POOL_MAX_TOTAL, b::redisPoolMaxTotal);
+        integer(values, REDIS_POOL_MAX_IDLE, b::redisPoolMaxIdle);
+        integer(values, REDIS_POOL_MIN_IDLE, b::redisPoolMinIdle);
+        duration(values, REDIS_POOL_MAX_WAIT, b::redisPoolMaxWait);
     }
 
-    private static BreakerSettings breaker(ConfigValues values) {
-        int threshold = (int) values.integer(REDIS_BREAKER_FAILURE_THRESHOLD, DEFAULT_BREAKER_FAILURE_THRESHOLD,
-                1, Integer.MAX_VALUE);
-        Duration openBase = values.duration(REDIS_BREAKER_OPEN_BASE, DEFAULT_BREAKER_OPEN_BASE, ONE_MS);
-        Duration defaultMax = openBase.compareTo(DEFAULT_BREAKER_OPEN_MAX) > 0 ? openBase : DEFAULT_BREAKER_OPEN_MAX;
-        Duration openMax = values.duration(REDIS_BREAKER_OPEN_MAX, defaultMax, openBase);
-        return new BreakerSettings(threshold, openBase, openMax);
+    private static void breaker(ConfigValues values, SluiceConfig.Builder b) {
+        integer(values, REDIS_BREAKER_FAILURE_THRESHOLD, b::breakerFailureThreshold);
+        duration(values, REDIS_BREAKER_OPEN_BASE, b::breakerOpenBase);
+        duration(values, REDIS_BREAKER_OPEN_MAX, b::breakerOpenMax);
     }
 
-    private static String keyPrefix(ConfigValues values) {
-        String prefix = values.string(KEY_PREFIX, DEFAULT_KEY_PREFIX);
-        boolean bad = prefix.length() > MAX_KEY_PREFIX_LENGTH
-                || prefix.chars().anyMatch(c -> c == '{' || c == '}' || Character.isWhitespace(c) || Character.isISOControl(c));
-        if (bad) {
-            throw new ConfigException(KEY_PREFIX, prefix, "a non-empty prefix of at most " + MAX_KEY_PREFIX_LENGTH
-                    + " characters without '{', '}', whitespace or control characters, e.g. rl: or myapp:rl:");
-        }
-        return prefix;
+    /** A whole number that fits an int, when set; its range is the builder's to check. */
+    private static void integer(ConfigValues values, String key, java.util.function.IntConsumer setter) {
+        if (values.isSet(key)) setter.accept((int) values.integer(key, 0, Integer.MIN_VALUE, Integer.MAX_VALUE));
     }
 
-    private static List<String> cidrs(ConfigValues values, String key) {
-        List<String> cidrs = values.list(key);
-        for (String cidr : cidrs) {
+    /** A duration with a unit, when set; its bounds are the builder's to check. */
+    private static void duration(ConfigValues values, String key, java.util.function.Consumer<Duration> setter) {
+        if (values.isSet(key)) setter.accept(Durations.parse(key, values.get(key)));
+    }
+
+    private static CidrSet cidrs(ConfigValues values, String key) {
+        List<String> entries = values.list(key);
+        for (String cidr : entries) {
             try {
                 Cidr.parse(cidr);
             } catch (IllegalArgumentException bad) {
                 throw new ConfigException(key, cidr, bad.getMessage());
             }
         }
-        return cidrs;
+        return CidrSet.parse(entries);
     }
 
-    /** Comma-separated {@code [METHODS ]pattern} entries, validated by {@link RequestMatcher#parse}. */
-    private static List<String> patterns(ConfigValues values, String key, List<String> defaultValue) {
-        List<String> entries = values.isSet(key) ? values.list(key) : defaultValue;
-        for (String entry : entries) {
-            try {
-                RequestMatcher.parse(List.of(entry));
-            } catch (IllegalArgumentException bad) {
-                String hint = METHOD_ONLY.matcher(entry).matches()
-                        ? "; entries are separated by commas, so join several methods with |, e.g. GET|POST /api/**" : "";
-                throw new ConfigException(key, values.get(key), bad.getMessage() + hint);
-            }
+    /** Comma-separated {@code [METHODS ]pattern} entries, compiled once. */
+    private static RequestMatcher matcher(ConfigValues values, String key, String defaultValue) {
+        List<String> entries = values.isSet(key) ? values.list(key)
+                : defaultValue == null ? List.of() : List.of(defaultValue);
+        try {
+            return RequestMatcher.parse(entries);
+        } catch (IllegalArgumentException bad) {
+            String entry = entries.stream().filter(e -> METHOD_ONLY.matcher(e).matches()).findFirst().orElse(null);
+            String hint = entry != null
+                    ? "; entries are separated by commas, so join several methods with |, e.g. GET|POST /api/**" : "";
+            throw new ConfigException(key, values.get(key), bad.getMessage() + hint);
         }
-        return entries;
     }
 
     // ---- rules
@@ -337,53 +273,32 @@ public final class ConfigLoader {
                 throw new ConfigException(algorithmKey, values.get(algorithmKey), "one of " + Algorithm.ids());
             }
         }
-        long limit = values.requiredInteger(rule(name, LIMIT), 1, MAX_COUNT);
+        long limit = values.requiredInteger(rule(name, LIMIT), 1, Rule.MAX_COUNT);
         Duration window = values.requiredDuration(rule(name, WINDOW), ONE_MS);
-
-        String burstKey = rule(name, BURST);
-        if (WINDOWS.contains(algorithm) && values.isSet(burstKey)) {
-            throw new ConfigException(burstKey, values.get(burstKey), "only for token-bucket, leaky-bucket and gcra;"
-                    + " " + algorithmKey + " is " + algorithm.id() + ", which allows exactly " + LIMIT
-                    + " per " + WINDOW + ": remove " + burstKey);
-        }
-        long burst = values.integer(burstKey, limit, 1, MAX_COUNT);
-
-        String costKey = rule(name, COST);
-        long cost = values.integer(costKey, 1, 1, MAX_COUNT);
-        if (cost > burst) {
-            throw new ConfigException(costKey, values.get(costKey), "a whole number from 1 to " + burst + " (the rule's "
-                    + (values.isSet(burstKey) ? BURST : LIMIT) + "): a request costing more could never be admitted");
+        long burst = values.integer(rule(name, BURST), limit, 1, Rule.MAX_COUNT);
+        long cost = values.integer(rule(name, COST), 1, 1, Rule.MAX_COUNT);
+        FailurePolicy failurePolicy = values.choice(rule(name, RULE_FAILURE_POLICY), globalPolicy,
+                options("open", FailurePolicy.OPEN, "closed", FailurePolicy.CLOSED));
+        long fallbackLimit = values.integer(rule(name, FALLBACK_LIMIT), limit, 1, Rule.MAX_COUNT);
+        Duration maxDelay = values.duration(rule(name, MAX_DELAY), Duration.ZERO, Duration.ZERO);
+        Rule rule;
+        try {
+            rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay);
+        } catch (InvalidRuleException invalid) {
+            String badKey = rule(name, invalid.field());
+            String problem = MAX_DELAY.equals(invalid.field()) ? "only for leaky-bucket; " + algorithmKey + " is "
+                    + algorithm.id() + ": remove " + badKey + " or use algorithm leaky-bucket" : invalid.problem();
+            throw new ConfigException(badKey, values.get(badKey), problem);
         }
 
         String keyKey = rule(name, KEY);
-        String key = values.string(keyKey, DEFAULT_KEY);
+        KeyExpression key;
         try {
-            KeyExpression.parse(key);
+            key = values.isSet(keyKey) ? KeyExpression.parse(values.get(keyKey)) : RuleConfig.DEFAULT_KEY;
         } catch (IllegalArgumentException bad) {
-            throw new ConfigException(keyKey, key, bad.getMessage());
+            throw new ConfigException(keyKey, values.get(keyKey), bad.getMessage());
         }
-
-        List<String> match = patterns(values, rule(name, MATCH), List.of(DEFAULT_MATCH));
-        FailurePolicy failurePolicy = values.choice(rule(name, RULE_FAILURE_POLICY), globalPolicy,
-                options("open", FailurePolicy.OPEN, "closed", FailurePolicy.CLOSED));
-        long fallbackLimit = values.integer(rule(name, FALLBACK_LIMIT), limit, 1, MAX_COUNT);
-
-        String maxDelayKey = rule(name, MAX_DELAY);
-        if (algorithm != Algorithm.LEAKY_BUCKET && values.isSet(maxDelayKey)) {
-            throw new ConfigException(maxDelayKey, values.get(maxDelayKey), "only for leaky-bucket; " + algorithmKey
-                    + " is " + algorithm.id() + ": remove " + maxDelayKey + " or use algorithm leaky-bucket");
-        }
-        Duration maxDelay = values.duration(maxDelayKey, Duration.ZERO, Duration.ZERO);
-
-        Rule rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay);
-        try {
-            RateAlgorithm.validate(rule);
-            RateAlgorithm.validate(rule.asFallback());
-        } catch (IllegalArgumentException tooLarge) {
-            String limitKey = rule(name, LIMIT);
-            throw new ConfigException(limitKey, values.get(limitKey), tooLarge.getMessage()
-                    + "; use a shorter " + rule(name, WINDOW) + " with a proportionally smaller limit");
-        }
+        RequestMatcher match = matcher(values, rule(name, MATCH), DEFAULT_MATCH);
         return new RuleConfig(rule, key, match);
     }
 

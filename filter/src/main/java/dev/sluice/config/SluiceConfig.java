@@ -1,73 +1,262 @@
 package dev.sluice.config;
 
+import dev.sluice.Sluice;
+import dev.sluice.http.RequestMatcher;
+import dev.sluice.key.CidrSet;
+import dev.sluice.key.ClientIpResolver;
+import dev.sluice.limiter.FailurePolicy;
+import dev.sluice.limiter.Rule;
+
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 
-/**
- * Everything the filter and the engines need, parsed and validated once. Built by
- * {@link ConfigLoader}; immutable. Field names follow the configuration keys of the contract.
- *
- * @param rules            the rules, in the order listed in {@code rules}
- * @param backend          {@code redis} or {@code local}
- * @param redis            how to reach Redis (ignored with {@code backend=local})
- * @param keyPrefix        {@code key-prefix}, e.g. {@code rl:}
- * @param clock            {@code clock}: where the scripts read the time
- * @param failurePolicy    the global {@code failure-policy} (each rule carries its effective one)
- * @param trustedProxies   {@code trusted-proxies}: CIDR strings, validated
- * @param clientIpHeader   {@code client-ip-header}
- * @param ipv6Prefix       {@code ipv6-prefix}, 0..128
- * @param headers          {@code headers}
- * @param statusCode       {@code status-code}, 400..599
- * @param mode             {@code mode}
- * @param exclude          {@code exclude}: path patterns, validated
- * @param exemptIps        {@code exempt-ips}: CIDR strings, validated
- * @param localMaxKeys     {@code local.max-keys}: bound on the local engine's keys
- * @param deniedCache      {@code denied-cache}: answer a client Redis denied locally until its retry-after
- * @param deniedCacheMaxKeys {@code denied-cache.max-keys}: bound on the denied clients remembered
- * @param breaker          circuit breaker settings
- * @param extra            every key/value as given after substitution (for diagnostics), secrets masked,
- *                         sorted by key
- */
-public record SluiceConfig(
-        List<RuleConfig> rules,
-        Backend backend,
-        RedisSettings redis,
-        String keyPrefix,
-        ClockSource clock,
-        dev.sluice.limiter.FailurePolicy failurePolicy,
-        List<String> trustedProxies,
-        dev.sluice.key.ClientIpResolver.Header clientIpHeader,
-        int ipv6Prefix,
-        HeaderStyle headers,
-        int statusCode,
-        Mode mode,
-        List<String> exclude,
-        List<String> exemptIps,
-        int localMaxKeys,
-        boolean deniedCache,
-        int deniedCacheMaxKeys,
-        BreakerSettings breaker,
-        Map<String, String> extra) {
+import static dev.sluice.config.ConfigKeys.*;
+import static dev.sluice.config.ConfigValues.integerRange;
 
-    public SluiceConfig {
-        rules = List.copyOf(rules);
-        Objects.requireNonNull(backend, "backend");
-        Objects.requireNonNull(redis, "redis");
-        Objects.requireNonNull(keyPrefix, "keyPrefix");
-        Objects.requireNonNull(clock, "clock");
-        Objects.requireNonNull(failurePolicy, "failurePolicy");
-        trustedProxies = List.copyOf(trustedProxies);
-        Objects.requireNonNull(clientIpHeader, "clientIpHeader");
-        Objects.requireNonNull(headers, "headers");
-        Objects.requireNonNull(mode, "mode");
-        exclude = List.copyOf(exclude);
-        exemptIps = List.copyOf(exemptIps);
-        Objects.requireNonNull(breaker, "breaker");
-        extra = Collections.unmodifiableMap(new TreeMap<>(extra));
+/**
+ * Everything a Sluice instance needs, as parsed objects: rules, CIDR sets, request matchers, key
+ * expressions, Redis settings. Immutable. Made by one {@link Builder}, whose {@link Builder#build()}
+ * validates every value and every combination once and throws a {@link ConfigException} naming the
+ * configuration key; the properties, {@code Map} and init-param front ends ({@link ConfigLoader})
+ * only turn text into these objects.
+ *
+ * <pre>{@code
+ * SluiceConfig config = SluiceConfig.builder()
+ *         .rule(Rule.builder("api").limit(100).window(Duration.ofMinutes(1)).build())
+ *         .redisUrl("redis://cache.internal:6379")
+ *         .build();
+ * }</pre>
+ *
+ * <p>Accessor names follow the configuration keys of the README's reference.
+ */
+public final class SluiceConfig {
+
+    static final String DEFAULT_REDIS_URL = "redis://localhost:6379";
+    static final Duration DEFAULT_REDIS_TIMEOUT = Duration.ofMillis(50);
+    static final int DEFAULT_POOL_MAX_TOTAL = 64;
+    static final int DEFAULT_POOL_MIN_IDLE = 4;
+    static final int DEFAULT_BREAKER_FAILURE_THRESHOLD = 3;
+    static final Duration DEFAULT_BREAKER_OPEN_BASE = Duration.ofMillis(100);
+    static final Duration DEFAULT_BREAKER_OPEN_MAX = Duration.ofSeconds(1);
+    static final int DEFAULT_LOCAL_MAX_KEYS = 100_000;
+    static final int DEFAULT_DENIED_CACHE_MAX_KEYS = 10_000;
+    static final Duration DEFAULT_DENIED_CACHE_REVALIDATE = Duration.ofSeconds(1);
+    static final String DEFAULT_KEY_PREFIX = "rl:";
+    static final int DEFAULT_IPV6_PREFIX = 64;
+    static final int DEFAULT_STATUS_CODE = 429;
+    static final int MAX_KEY_PREFIX_LENGTH = 64;
+    private static final Duration ONE_MS = Duration.ofMillis(1);
+
+    private final List<RuleConfig> rules;
+    private final Backend backend;
+    private final RedisSettings redis;
+    private final String keyPrefix;
+    private final ClockSource clock;
+    private final FailurePolicy failurePolicy;
+    private final CidrSet trustedProxies;
+    private final ClientIpResolver.Header clientIpHeader;
+    private final int ipv6Prefix;
+    private final HeaderStyle headers;
+    private final int statusCode;
+    private final Mode mode;
+    private final RequestMatcher exclude;
+    private final CidrSet exemptIps;
+    private final int localMaxKeys;
+    private final DeniedCacheSettings deniedCache;
+    private final BreakerSettings breaker;
+    private final Map<String, String> source;
+
+    private SluiceConfig(Builder b, RedisSettings redis, BreakerSettings breaker) {
+        this.rules = List.copyOf(b.rules);
+        this.backend = b.backend;
+        this.redis = redis;
+        this.keyPrefix = b.keyPrefix;
+        this.clock = b.clock;
+        this.failurePolicy = b.failurePolicy;
+        this.trustedProxies = b.trustedProxies;
+        this.clientIpHeader = b.clientIpHeader;
+        this.ipv6Prefix = b.ipv6Prefix;
+        this.headers = b.headers;
+        this.statusCode = b.statusCode;
+        this.mode = b.mode;
+        this.exclude = b.exclude;
+        this.exemptIps = b.exemptIps;
+        this.localMaxKeys = b.localMaxKeys;
+        this.deniedCache = new DeniedCacheSettings(b.deniedCache, b.deniedCacheMaxKeys, b.deniedCacheRevalidate);
+        this.breaker = breaker;
+        Map<String, String> shown = new TreeMap<>();
+        b.source.forEach((key, value) -> shown.put(key, ConfigKeys.shown(key, value)));
+        this.source = Collections.unmodifiableMap(shown);
+    }
+
+    /** A builder with every default of the configuration reference; at least one rule is required. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this configuration, to derive a changed one. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.rules.addAll(rules);
+        b.backend = backend;
+        b.redisFrom(redis);
+        b.keyPrefix = keyPrefix;
+        b.clock = clock;
+        b.failurePolicy = failurePolicy;
+        b.trustedProxies = trustedProxies;
+        b.clientIpHeader = clientIpHeader;
+        b.ipv6Prefix = ipv6Prefix;
+        b.headers = headers;
+        b.statusCode = statusCode;
+        b.mode = mode;
+        b.exclude = exclude;
+        b.exemptIps = exemptIps;
+        b.localMaxKeys = localMaxKeys;
+        b.deniedCache = deniedCache.enabled();
+        b.deniedCacheMaxKeys = deniedCache.maxKeys();
+        b.deniedCacheRevalidate = deniedCache.revalidateAfter();
+        b.breakerFailureThreshold = breaker.failureThreshold();
+        b.breakerOpenBase = breaker.openBase();
+        b.breakerOpenMax = breaker.openMax();
+        b.source.putAll(source);
+        return b;
+    }
+
+    /** The rules, in the order listed in {@code rules}. */
+    public List<RuleConfig> rules() {
+        return rules;
+    }
+
+    /** The rule named {@code name}, or {@code null}. */
+    public RuleConfig rule(String name) {
+        for (RuleConfig r : rules) {
+            if (r.name().equals(name)) return r;
+        }
+        return null;
+    }
+
+    /** {@code backend}. */
+    public Backend backend() {
+        return backend;
+    }
+
+    /** How to reach Redis ({@code redis.*}); unused with {@code backend=local}. */
+    public RedisSettings redis() {
+        return redis;
+    }
+
+    /** {@code key-prefix}. */
+    public String keyPrefix() {
+        return keyPrefix;
+    }
+
+    /** {@code clock}. */
+    public ClockSource clock() {
+        return clock;
+    }
+
+    /** The global {@code failure-policy}; each rule carries its effective one. */
+    public FailurePolicy failurePolicy() {
+        return failurePolicy;
+    }
+
+    /** {@code trusted-proxies}. */
+    public CidrSet trustedProxies() {
+        return trustedProxies;
+    }
+
+    /** {@code client-ip-header}. */
+    public ClientIpResolver.Header clientIpHeader() {
+        return clientIpHeader;
+    }
+
+    /** {@code ipv6-prefix}. */
+    public int ipv6Prefix() {
+        return ipv6Prefix;
+    }
+
+    /** {@code headers}. */
+    public HeaderStyle headers() {
+        return headers;
+    }
+
+    /** {@code status-code}. */
+    public int statusCode() {
+        return statusCode;
+    }
+
+    /** {@code mode}. */
+    public Mode mode() {
+        return mode;
+    }
+
+    /** {@code exclude}: empty matches nothing. */
+    public RequestMatcher exclude() {
+        return exclude;
+    }
+
+    /** {@code exempt-ips}. */
+    public CidrSet exemptIps() {
+        return exemptIps;
+    }
+
+    /** {@code local.max-keys}. */
+    public int localMaxKeys() {
+        return localMaxKeys;
+    }
+
+    /** {@code denied-cache}, {@code denied-cache.max-keys}, {@code denied-cache.revalidate}. */
+    public DeniedCacheSettings deniedCache() {
+        return deniedCache;
+    }
+
+    /** {@code redis.breaker.*}. */
+    public BreakerSettings breaker() {
+        return breaker;
+    }
+
+    /**
+     * The key/value pairs this configuration was read from, after substitution, sorted by key,
+     * secrets masked (diagnostics only); empty for a configuration built in code.
+     */
+    public Map<String, String> source() {
+        return source;
+    }
+
+    /** Equal when every setting is equal ({@link #source()} is not compared). */
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) return true;
+        if (!(o instanceof SluiceConfig c)) return false;
+        return rules.equals(c.rules) && backend == c.backend && redis.equals(c.redis) && keyPrefix.equals(c.keyPrefix)
+                && clock == c.clock && failurePolicy == c.failurePolicy && trustedProxies.equals(c.trustedProxies)
+                && clientIpHeader == c.clientIpHeader && ipv6Prefix == c.ipv6Prefix && headers == c.headers
+                && statusCode == c.statusCode && mode == c.mode && exclude.equals(c.exclude)
+                && exemptIps.equals(c.exemptIps) && localMaxKeys == c.localMaxKeys
+                && deniedCache.equals(c.deniedCache) && breaker.equals(c.breaker);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(rules, backend, redis, keyPrefix, clock, failurePolicy, trustedProxies, clientIpHeader,
+                ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache, breaker);
+    }
+
+    /** Every setting; never a secret. */
+    @Override
+    public String toString() {
+        return "SluiceConfig{rules=" + rules + ", backend=" + backend + ", redis=" + redis + ", keyPrefix=" + keyPrefix
+                + ", clock=" + clock + ", failurePolicy=" + failurePolicy + ", trustedProxies=" + trustedProxies
+                + ", clientIpHeader=" + clientIpHeader + ", ipv6Prefix=" + ipv6Prefix + ", headers=" + headers
+                + ", statusCode=" + statusCode + ", mode=" + mode + ", exclude=" + exclude + ", exemptIps=" + exemptIps
+                + ", localMaxKeys=" + localMaxKeys + ", deniedCache=" + deniedCache + ", breaker=" + breaker + '}';
     }
 
     public enum Backend { REDIS, LOCAL }
@@ -89,7 +278,7 @@ public record SluiceConfig(
     public enum Mode { ENFORCE, DRY_RUN }
 
     /**
-     * How to reach Redis. Exactly one of: standalone ({@code url}), Sentinel ({@code sentinelMaster}
+     * How to reach Redis. Exactly one of: standalone ({@code host}), Sentinel ({@code sentinelMaster}
      * + {@code sentinelNodes}) or Cluster ({@code clusterNodes}).
      *
      * @param host           standalone host (from {@code redis.url}; IPv6 without brackets); null in Cluster
@@ -169,6 +358,416 @@ public record SluiceConfig(
         public BreakerSettings {
             Objects.requireNonNull(openBase, "openBase");
             Objects.requireNonNull(openMax, "openMax");
+        }
+    }
+
+    /**
+     * The denied-client cache in front of Redis.
+     *
+     * @param enabled         {@code denied-cache}
+     * @param maxKeys         {@code denied-cache.max-keys}: most (rule, client) denials remembered
+     * @param revalidateAfter {@code denied-cache.revalidate}: how long a remembered denial is answered
+     *                        without asking Redis again, while Redis answers
+     */
+    public record DeniedCacheSettings(boolean enabled, int maxKeys, Duration revalidateAfter) {
+
+        public DeniedCacheSettings {
+            Objects.requireNonNull(revalidateAfter, "revalidateAfter");
+        }
+    }
+
+    /**
+     * Builds a {@link SluiceConfig}. Setters take parsed values; {@link #build()} checks every value
+     * and combination and reports the first problem as a {@link ConfigException} naming the key
+     * (with the value as configured when the configuration came from text). Not thread-safe.
+     */
+    public static final class Builder {
+        private final List<RuleConfig> rules = new ArrayList<>();
+        private Backend backend = Backend.REDIS;
+        private boolean redisUrlSet;
+        private String redisUrl = DEFAULT_REDIS_URL;
+        private RedisUrl parsedUrl = RedisUrl.parse(DEFAULT_REDIS_URL);
+        private String redisUser;
+        private String redisPassword;
+        private Boolean redisSsl;
+        private List<HostPort> clusterNodes = List.of();
+        private String sentinelMaster;
+        private List<HostPort> sentinelNodes = List.of();
+        private Duration redisTimeout = DEFAULT_REDIS_TIMEOUT;
+        private int poolMaxTotal = DEFAULT_POOL_MAX_TOTAL;
+        private Integer poolMaxIdle;
+        private Integer poolMinIdle;
+        private Duration poolMaxWait;
+        private int breakerFailureThreshold = DEFAULT_BREAKER_FAILURE_THRESHOLD;
+        private Duration breakerOpenBase = DEFAULT_BREAKER_OPEN_BASE;
+        private Duration breakerOpenMax;
+        private int localMaxKeys = DEFAULT_LOCAL_MAX_KEYS;
+        private boolean deniedCache = true;
+        private int deniedCacheMaxKeys = DEFAULT_DENIED_CACHE_MAX_KEYS;
+        private Duration deniedCacheRevalidate = DEFAULT_DENIED_CACHE_REVALIDATE;
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private ClockSource clock = ClockSource.REDIS;
+        private FailurePolicy failurePolicy = FailurePolicy.OPEN;
+        private CidrSet trustedProxies = CidrSet.empty();
+        private ClientIpResolver.Header clientIpHeader = ClientIpResolver.Header.X_FORWARDED_FOR;
+        private int ipv6Prefix = DEFAULT_IPV6_PREFIX;
+        private HeaderStyle headers = HeaderStyle.BOTH;
+        private int statusCode = DEFAULT_STATUS_CODE;
+        private Mode mode = Mode.ENFORCE;
+        private RequestMatcher exclude = RequestMatcher.none();
+        private CidrSet exemptIps = CidrSet.empty();
+        private final Map<String, String> source = new TreeMap<>();
+
+        private Builder() {
+        }
+
+        /** Adds a rule that applies to every path ({@code match=/**}) and counts per client IP ({@code key=ip}). */
+        public Builder rule(Rule rule) {
+            return rule(RuleConfig.of(rule));
+        }
+
+        /** Adds a rule with its HTTP side; rules are decided in the order added. */
+        public Builder rule(RuleConfig rule) {
+            rules.add(Objects.requireNonNull(rule, "rule"));
+            return this;
+        }
+
+        /** Replaces every rule. */
+        public Builder rules(List<RuleConfig> newRules) {
+            rules.clear();
+            newRules.forEach(this::rule);
+            return this;
+        }
+
+        /** {@code backend}; default {@code redis}. */
+        public Builder backend(Backend backend) {
+            this.backend = Objects.requireNonNull(backend, "backend");
+            return this;
+        }
+
+        /**
+         * {@code redis.url}: {@code redis://[user[:password]@]host[:port][/db]}, {@code rediss://} for
+         * TLS; default {@code redis://localhost:6379}. Standalone only.
+         */
+        public Builder redisUrl(String url) {
+            this.parsedUrl = RedisUrl.parse(Objects.requireNonNull(url, "url"));
+            this.redisUrl = url;
+            this.redisUrlSet = true;
+            return this;
+        }
+
+        /** {@code redis.user}: overrides the URL's; for Cluster and Sentinel. */
+        public Builder redisUser(String user) {
+            this.redisUser = user;
+            return this;
+        }
+
+        /** {@code redis.password}: overrides the URL's; for Cluster and Sentinel. Never logged. */
+        public Builder redisPassword(String password) {
+            this.redisPassword = password;
+            return this;
+        }
+
+        /** {@code redis.ssl}: overrides the URL's scheme; for Cluster and Sentinel. */
+        public Builder redisSsl(boolean ssl) {
+            this.redisSsl = ssl;
+            return this;
+        }
+
+        /** {@code redis.cluster.nodes}: seeds; turns on Redis Cluster mode. */
+        public Builder redisClusterNodes(List<HostPort> nodes) {
+            this.clusterNodes = List.copyOf(nodes);
+            return this;
+        }
+
+        /** {@code redis.sentinel.master} and {@code redis.sentinel.nodes}: turns on Sentinel mode. */
+        public Builder redisSentinel(String master, List<HostPort> nodes) {
+            this.sentinelMaster = master;
+            this.sentinelNodes = nodes == null ? List.of() : List.copyOf(nodes);
+            return this;
+        }
+
+        /** {@code redis.timeout}: connect and read timeout of every call; default 50 ms. */
+        public Builder redisTimeout(Duration timeout) {
+            this.redisTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /** {@code redis.pool.max-total}; default 64. */
+        public Builder redisPoolMaxTotal(int maxTotal) {
+            this.poolMaxTotal = maxTotal;
+            return this;
+        }
+
+        /** {@code redis.pool.max-idle}; default: max-total. */
+        public Builder redisPoolMaxIdle(int maxIdle) {
+            this.poolMaxIdle = maxIdle;
+            return this;
+        }
+
+        /** {@code redis.pool.min-idle}; default: 4, at most max-idle. */
+        public Builder redisPoolMinIdle(int minIdle) {
+            this.poolMinIdle = minIdle;
+            return this;
+        }
+
+        /** {@code redis.pool.max-wait}; default: the timeout. */
+        public Builder redisPoolMaxWait(Duration maxWait) {
+            this.poolMaxWait = maxWait;
+            return this;
+        }
+
+        /** {@code redis.breaker.failure-threshold}; default 3. */
+        public Builder breakerFailureThreshold(int threshold) {
+            this.breakerFailureThreshold = threshold;
+            return this;
+        }
+
+        /** {@code redis.breaker.open-base}; default 100 ms. */
+        public Builder breakerOpenBase(Duration openBase) {
+            this.breakerOpenBase = Objects.requireNonNull(openBase, "openBase");
+            return this;
+        }
+
+        /** {@code redis.breaker.open-max}; default 1 s, at least open-base. */
+        public Builder breakerOpenMax(Duration openMax) {
+            this.breakerOpenMax = openMax;
+            return this;
+        }
+
+        /** {@code local.max-keys}; default 100000. */
+        public Builder localMaxKeys(int maxKeys) {
+            this.localMaxKeys = maxKeys;
+            return this;
+        }
+
+        /** {@code denied-cache}; default true. */
+        public Builder deniedCache(boolean enabled) {
+            this.deniedCache = enabled;
+            return this;
+        }
+
+        /** {@code denied-cache.max-keys}; default 10000. */
+        public Builder deniedCacheMaxKeys(int maxKeys) {
+            this.deniedCacheMaxKeys = maxKeys;
+            return this;
+        }
+
+        /** {@code denied-cache.revalidate}; default 1 s. */
+        public Builder deniedCacheRevalidate(Duration after) {
+            this.deniedCacheRevalidate = Objects.requireNonNull(after, "after");
+            return this;
+        }
+
+        /** {@code key-prefix}; default {@code rl:}. */
+        public Builder keyPrefix(String prefix) {
+            this.keyPrefix = Objects.requireNonNull(prefix, "prefix");
+            return this;
+        }
+
+        /** {@code clock}; default {@code redis}. */
+        public Builder clock(ClockSource clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * The global {@code failure-policy}. Rules carry their own ({@link Rule#failurePolicy()}); the
+         * text front end gives it to every rule that sets none.
+         */
+        public Builder failurePolicy(FailurePolicy policy) {
+            this.failurePolicy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        /** {@code trusted-proxies}; default none. */
+        public Builder trustedProxies(CidrSet proxies) {
+            this.trustedProxies = Objects.requireNonNull(proxies, "proxies");
+            return this;
+        }
+
+        /** {@code client-ip-header}; default {@code X-Forwarded-For}. */
+        public Builder clientIpHeader(ClientIpResolver.Header header) {
+            this.clientIpHeader = Objects.requireNonNull(header, "header");
+            return this;
+        }
+
+        /** {@code ipv6-prefix}; default 64. */
+        public Builder ipv6Prefix(int prefix) {
+            this.ipv6Prefix = prefix;
+            return this;
+        }
+
+        /** {@code headers}; default {@code both}. */
+        public Builder headers(HeaderStyle style) {
+            this.headers = Objects.requireNonNull(style, "style");
+            return this;
+        }
+
+        /** {@code status-code}; default 429. */
+        public Builder statusCode(int status) {
+            this.statusCode = status;
+            return this;
+        }
+
+        /** {@code mode}; default {@code enforce}. */
+        public Builder mode(Mode mode) {
+            this.mode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** {@code exclude}; default none. */
+        public Builder exclude(RequestMatcher exclude) {
+            this.exclude = Objects.requireNonNull(exclude, "exclude");
+            return this;
+        }
+
+        /** {@code exempt-ips}; default none. */
+        public Builder exemptIps(CidrSet exempt) {
+            this.exemptIps = Objects.requireNonNull(exempt, "exempt");
+            return this;
+        }
+
+        /** The text the configuration came from (substituted, unmasked): for messages and {@link #source()}. */
+        Builder source(Map<String, String> text) {
+            source.clear();
+            source.putAll(text);
+            return this;
+        }
+
+        private void redisFrom(RedisSettings r) {
+            clusterNodes = r.clusterNodes();
+            sentinelMaster = r.sentinelMaster();
+            sentinelNodes = r.sentinelNodes();
+            if (!r.cluster() && !r.sentinel()) {
+                parsedUrl = new RedisUrl(r.ssl(), r.user(), r.password(), new HostPort(r.host(), r.port()), r.database());
+                redisUrl = parsedUrl.toString();
+                redisUrlSet = true;
+            }
+            redisUser = r.user();
+            redisPassword = r.password();
+            redisSsl = r.ssl();
+            redisTimeout = r.timeout();
+            poolMaxTotal = r.poolMaxTotal();
+            poolMaxIdle = r.poolMaxIdle();
+            poolMinIdle = r.poolMinIdle();
+            poolMaxWait = r.poolMaxWait();
+        }
+
+        /**
+         * Checks everything and builds the configuration.
+         *
+         * @throws ConfigException naming the first key at fault, its value and what is accepted
+         */
+        public SluiceConfig build() {
+            validateRules();
+            RedisSettings redis = redis();
+            BreakerSettings breaker = breaker();
+            atLeast(LOCAL_MAX_KEYS, localMaxKeys, 1);
+            atLeast(DENIED_CACHE_MAX_KEYS, deniedCacheMaxKeys, 1);
+            atLeast(DENIED_CACHE_REVALIDATE, deniedCacheRevalidate, ONE_MS);
+            validateKeyPrefix();
+            between(IPV6_PREFIX, ipv6Prefix, 0, 128);
+            between(STATUS_CODE, statusCode, 400, 599);
+            return new SluiceConfig(this, redis, breaker);
+        }
+
+        private void validateRules() {
+            if (rules.isEmpty()) {
+                throw new ConfigException(RULES, shown(RULES, null), "required: at least one rule");
+            }
+            Set<String> names = new LinkedHashSet<>();
+            for (RuleConfig r : rules) {
+                if (!names.add(r.name())) {
+                    throw new ConfigException(RULES, shown(RULES, String.join(", ", names)), "each rule once; '"
+                            + r.name() + "' is listed twice");
+                }
+            }
+        }
+
+        private RedisSettings redis() {
+            boolean cluster = !clusterNodes.isEmpty();
+            boolean sentinel = sentinelMaster != null;
+            if (sentinel && sentinelNodes.isEmpty()) {
+                throw new ConfigException(REDIS_SENTINEL_NODES, shown(REDIS_SENTINEL_NODES, null), "required with "
+                        + REDIS_SENTINEL_MASTER + ": the sentinels as " + HostPorts.ACCEPTED.replace("6379", "26379"));
+            }
+            if (!sentinel && !sentinelNodes.isEmpty()) {
+                throw new ConfigException(REDIS_SENTINEL_MASTER, null, "required with " + REDIS_SENTINEL_NODES
+                        + ": the name of the master the sentinels monitor, e.g. mymaster");
+            }
+            if (cluster && sentinel) {
+                throw new ConfigException(REDIS_CLUSTER_NODES, shown(REDIS_CLUSTER_NODES, clusterNodes.toString()),
+                        "Redis Cluster and Sentinel exclude each other: set either " + REDIS_CLUSTER_NODES + " or "
+                                + REDIS_SENTINEL_MASTER + " and " + REDIS_SENTINEL_NODES);
+            }
+            if ((cluster || sentinel) && redisUrlSet) {
+                throw new ConfigException(REDIS_URL, shown(REDIS_URL, redisUrl), "only for a standalone Redis; with "
+                        + (cluster ? REDIS_CLUSTER_NODES : REDIS_SENTINEL_MASTER) + " remove it (or leave it blank)"
+                        + " and give credentials and TLS with " + REDIS_USER + ", " + REDIS_PASSWORD + " and " + REDIS_SSL);
+            }
+            RedisUrl url = cluster || sentinel ? null : parsedUrl;
+            String user = redisUser != null ? redisUser : url == null ? null : url.user();
+            String password = redisPassword != null ? redisPassword : url == null ? null : url.password();
+            boolean ssl = redisSsl != null ? redisSsl : url != null && url.ssl();
+
+            atLeast(REDIS_TIMEOUT, redisTimeout, ONE_MS);
+            atLeast(REDIS_POOL_MAX_TOTAL, poolMaxTotal, 1);
+            int maxIdle = poolMaxIdle == null ? poolMaxTotal : poolMaxIdle;
+            between(REDIS_POOL_MAX_IDLE, maxIdle, 0, poolMaxTotal);
+            int minIdle = poolMinIdle == null ? Math.min(DEFAULT_POOL_MIN_IDLE, maxIdle) : poolMinIdle;
+            between(REDIS_POOL_MIN_IDLE, minIdle, 0, maxIdle);
+            Duration maxWait = poolMaxWait == null ? redisTimeout : poolMaxWait;
+            atLeast(REDIS_POOL_MAX_WAIT, maxWait, Duration.ZERO);
+            return new RedisSettings(url == null ? null : url.address().host(), url == null ? 0 : url.address().port(),
+                    url == null ? 0 : url.database(), user, password, ssl, clusterNodes, sentinelMaster, sentinelNodes,
+                    redisTimeout, poolMaxTotal, maxIdle, minIdle, maxWait);
+        }
+
+        private BreakerSettings breaker() {
+            atLeast(REDIS_BREAKER_FAILURE_THRESHOLD, breakerFailureThreshold, 1);
+            atLeast(REDIS_BREAKER_OPEN_BASE, breakerOpenBase, ONE_MS);
+            Duration openMax = breakerOpenMax != null ? breakerOpenMax
+                    : breakerOpenBase.compareTo(DEFAULT_BREAKER_OPEN_MAX) > 0 ? breakerOpenBase : DEFAULT_BREAKER_OPEN_MAX;
+            if (openMax.compareTo(breakerOpenBase) < 0) {
+                throw new ConfigException(REDIS_BREAKER_OPEN_MAX, shown(REDIS_BREAKER_OPEN_MAX, openMax.toString()),
+                        Durations.ACCEPTED + ", at least " + ConfigValues.text(breakerOpenBase) + " ("
+                                + REDIS_BREAKER_OPEN_BASE + ")");
+            }
+            return new BreakerSettings(breakerFailureThreshold, breakerOpenBase, openMax);
+        }
+
+        private void validateKeyPrefix() {
+            boolean bad = keyPrefix.isEmpty() || keyPrefix.length() > MAX_KEY_PREFIX_LENGTH || keyPrefix.chars()
+                    .anyMatch(c -> c == '{' || c == '}' || Character.isWhitespace(c) || Character.isISOControl(c));
+            if (bad) {
+                throw new ConfigException(KEY_PREFIX, shown(KEY_PREFIX, keyPrefix), "a non-empty prefix of at most "
+                        + MAX_KEY_PREFIX_LENGTH + " characters without '{', '}', whitespace or control characters,"
+                        + " e.g. rl: or myapp:rl:");
+            }
+        }
+
+        private void atLeast(String key, long value, long min) {
+            if (value < min) throw new ConfigException(key, shown(key, Long.toString(value)), integerRange(min, Integer.MAX_VALUE));
+        }
+
+        private void between(String key, long value, long min, long max) {
+            if (value < min || value > max) {
+                throw new ConfigException(key, shown(key, Long.toString(value)), integerRange(min, max));
+            }
+        }
+
+        private void atLeast(String key, Duration value, Duration min) {
+            if (value.compareTo(min) < 0) {
+                throw new ConfigException(key, shown(key, value.toString()), Durations.ACCEPTED + ", at least "
+                        + ConfigValues.text(min));
+            }
+        }
+
+        /** The value as configured when it came from text, else as built. */
+        private String shown(String key, String built) {
+            String text = source.get(key);
+            return text != null && !text.isEmpty() ? text : built;
         }
     }
 }

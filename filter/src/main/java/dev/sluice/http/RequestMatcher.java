@@ -19,7 +19,9 @@ import java.util.Locale;
  *       {@code /users/42} (and {@code /users/}), {@code /static/*.css} matches {@code /static/site.css}.</li>
  *   <li>{@code **}, a whole segment, matches any number of segments including none: {@code /api/**}
  *       matches {@code /api}, {@code /api/} and {@code /api/a/b}; {@code /**} matches every path.</li>
- *   <li>A pattern without {@code *} matches exactly that path: {@code /login} does not match {@code /login/}.</li>
+ *   <li>A pattern without {@code *} matches that path, with or without one trailing slash: {@code /login}
+ *       matches {@code /login} and {@code /login/} (containers serve both to the same servlet, so a rule
+ *       on one would otherwise be bypassed through the other), not {@code /login/x} nor {@code /login//}.</li>
  * </ul>
  * An empty list matches nothing.
  */
@@ -71,6 +73,29 @@ public final class RequestMatcher {
         return entries.length == 0;
     }
 
+    /** The matcher of an empty list: matches nothing. */
+    public static RequestMatcher none() {
+        return NOTHING;
+    }
+
+    /** The entries as configured (stripped), in order. */
+    public List<String> entries() {
+        List<String> texts = new ArrayList<>(entries.length);
+        for (Entry e : entries) texts.add(e.text);
+        return List.copyOf(texts);
+    }
+
+    /** Equal when the entries are the same text in the same order. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof RequestMatcher other && entries().equals(other.entries());
+    }
+
+    @Override
+    public int hashCode() {
+        return entries().hashCode();
+    }
+
     @Override
     public String toString() {
         return List.of(entries).toString();
@@ -81,11 +106,15 @@ public final class RequestMatcher {
         private final String text;
         private final String[] methods; // upper case; empty = any
         private final Segment[] segments;
+        /** A pattern without {@code *}: the path it names without a trailing slash, else null. */
+        private final String literal;
 
-        private Entry(String text, String[] methods, Segment[] segments) {
+        private Entry(String text, String[] methods, Segment[] segments, String pattern) {
             this.text = text;
             this.methods = methods;
             this.segments = segments;
+            this.literal = pattern.indexOf('*') >= 0 ? null
+                    : pattern.length() > 1 && pattern.endsWith("/") ? pattern.substring(0, pattern.length() - 1) : pattern;
         }
 
         static Entry parse(String raw) {
@@ -96,7 +125,7 @@ public final class RequestMatcher {
             }
             String[] methods = words.length == 2 ? methods(raw, words[0]) : new String[0];
             String pattern = words[words.length - 1];
-            return new Entry(text, methods, segments(raw, pattern));
+            return new Entry(text, methods, segments(raw, pattern), pattern);
         }
 
         private static String[] methods(String raw, String list) {
@@ -133,7 +162,15 @@ public final class RequestMatcher {
 
         boolean matches(String method, String path) {
             if (methods.length > 0 && !methodMatches(method)) return false;
+            if (literal != null) return literalMatches(path);
             return pathMatches(path);
+        }
+
+        /** The literal path, or it with one trailing slash. */
+        private boolean literalMatches(String path) {
+            int n = literal.length();
+            if (literal.equals("/")) return path.equals("/");
+            return path.startsWith(literal) && (path.length() == n || (path.length() == n + 1 && path.charAt(n) == '/'));
         }
 
         private boolean methodMatches(String method) {

@@ -57,6 +57,17 @@ public final class CidrSet {
         return List.of(cidrs);
     }
 
+    /** Equal when the networks are the same, in the same order. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof CidrSet other && java.util.Arrays.equals(cidrs, other.cidrs);
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Arrays.hashCode(cidrs);
+    }
+
     @Override
     public String toString() {
         return List.of(cidrs).toString();

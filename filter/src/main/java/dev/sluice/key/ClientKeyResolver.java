@@ -18,7 +18,7 @@ import java.util.Objects;
 
 /**
  * Resolves a rule's {@link KeyExpression} against a request to its client key, in the bounded,
- * tagged layout of {@link BoundedKey} ({@code ip=203.0.113.7}, {@code h=key-42+ip=...}), or
+ * tagged layout of {@link ClientKey} ({@code ip=203.0.113.7}, {@code h=key-42+ip=...}), or
  * {@code null} when no alternative is present (then the rule does not apply). Built once per rule:
  * tags, names and {@code class:} instances are prepared here; a request costs a few lookups.
  *
@@ -73,7 +73,7 @@ public final class ClientKeyResolver {
     }
 
     /** The key for {@code request}, resolving the client address if the expression needs it. */
-    public String resolve(HttpServletRequest request) {
+    public ClientKey resolve(HttpServletRequest request) {
         return resolve(request, null, false);
     }
 
@@ -84,11 +84,11 @@ public final class ClientKeyResolver {
      * @param client the request's client; {@code null} when the peer has no IP address ({@code ip} is then absent)
      * @return the bounded client key, or {@code null} when the expression resolves to nothing
      */
-    public String resolve(HttpServletRequest request, ClientAddress client) {
+    public ClientKey resolve(HttpServletRequest request, ClientAddress client) {
         return resolve(request, client, true);
     }
 
-    private String resolve(HttpServletRequest request, ClientAddress client, boolean clientKnown) {
+    private ClientKey resolve(HttpServletRequest request, ClientAddress client, boolean clientKnown) {
         StringBuilder key = null;
         nextAlternative:
         for (Part[] parts : alternatives) {
@@ -113,9 +113,9 @@ public final class ClientKeyResolver {
                 if (value == null || value.isBlank()) continue nextAlternative;
                 if (key == null) key = new StringBuilder(64);
                 if (key.length() > 0) key.append('+');
-                BoundedKey.appendPart(key, part.tag, value, part.kind == Kind.SESSION);
+                ClientKey.appendPart(key, part.tag, value, part.kind == Kind.SESSION);
             }
-            return BoundedKey.finish(key);
+            return ClientKey.finish(key);
         }
         return null;
     }
@@ -207,7 +207,7 @@ public final class ClientKeyResolver {
                 List<String> names = namesByKind.get(source.kind());
                 if (names.size() > 1) {
                     String name = source.argument().toLowerCase(Locale.ROOT);
-                    tag = name.length() <= MAX_TAG_NAME && BoundedKey.isPlain(name) && name.indexOf('=') < 0
+                    tag = name.length() <= MAX_TAG_NAME && ClientKey.isPlain(name) && name.indexOf('=') < 0
                             ? tag + ":" + name
                             : tag + (names.indexOf(source.argument()) + 1);
                 }

@@ -1,16 +1,17 @@
 package dev.sluice.limiter;
 
+import dev.sluice.key.ClientKey;
+
 import java.util.Objects;
 
 /**
  * A request for {@code cost} tokens of {@code rule} on behalf of one client.
  *
  * @param rule      the limit
- * @param clientKey who is counted: already bounded and free of key-layout characters
- *                  (see {@code dev.sluice.key.ClientKeys})
+ * @param clientKey who is counted (bounded and tagged where it was made, see {@link ClientKey})
  * @param cost      tokens to take, at least 1
  */
-public record Acquisition(Rule rule, String clientKey, long cost) {
+public record Acquisition(Rule rule, ClientKey clientKey, long cost) {
 
     public Acquisition {
         Objects.requireNonNull(rule, "rule");
@@ -18,7 +19,8 @@ public record Acquisition(Rule rule, String clientKey, long cost) {
         if (cost < 1) throw new IllegalArgumentException("cost must be at least 1: " + cost);
     }
 
-    public Acquisition(Rule rule, String clientKey) {
+    /** The rule's own cost. */
+    public Acquisition(Rule rule, ClientKey clientKey) {
         this(rule, clientKey, rule.cost());
     }
 }

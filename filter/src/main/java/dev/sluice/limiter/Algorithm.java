@@ -17,6 +17,11 @@ public enum Algorithm {
         this.id = id;
     }
 
+    /** Whether this algorithm counts requests per window (no bucket, so no {@code burst}). */
+    public boolean isWindow() {
+        return this == FIXED_WINDOW || this == SLIDING_WINDOW_COUNTER || this == SLIDING_WINDOW_LOG;
+    }
+
     /** The name used in configuration, e.g. {@code token-bucket}. */
     public String id() {
         return id;

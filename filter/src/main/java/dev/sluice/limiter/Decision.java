@@ -1,5 +1,7 @@
 package dev.sluice.limiter;
 
+import java.time.Duration;
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -79,6 +81,28 @@ public final class Decision {
             if (!r.allowed()) max = Math.max(max, r.retryAfterMs());
         }
         return max;
+    }
+
+    /** When denied: how long until every violated rule would admit the request; else zero. */
+    public Duration retryAfter() {
+        return Duration.ofMillis(retryAfterMs());
+    }
+
+    /** When allowed: how long the request must be held for its leaky-bucket slot; else zero. */
+    public Duration delay() {
+        return Duration.ofMillis(delayMs());
+    }
+
+    /**
+     * The fewest tokens left over the rules that applied (for one rule: what it has left); 0 when
+     * denied. What Bucket4j calls {@code getRemainingTokens()}.
+     */
+    public long remaining() {
+        long min = Long.MAX_VALUE;
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            min = Math.min(min, rules.get(i).remaining());
+        }
+        return rules.isEmpty() || !allowed ? 0 : min;
     }
 
     /** When allowed: how long the request must be held for its leaky-bucket slot; else 0. */

@@ -1,5 +1,7 @@
 package dev.sluice.limiter;
 
+import dev.sluice.key.ClientKey;
+
 import java.util.List;
 
 /**
@@ -17,6 +19,13 @@ public interface RateLimiter extends AutoCloseable {
      * @throws LimiterUnavailableException when the store cannot answer (Redis engine only)
      */
     Decision decide(List<Acquisition> acquisitions);
+
+    /**
+     * Forgets what this limiter holds for one client of one rule, so that its next request starts
+     * afresh (an operator lifting a limit for one customer). Engines without state do nothing.
+     */
+    default void reset(Rule rule, ClientKey clientKey) {
+    }
 
     @Override
     default void close() {

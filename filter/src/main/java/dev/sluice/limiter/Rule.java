@@ -2,17 +2,29 @@ package dev.sluice.limiter;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
- * One limit: an algorithm and its parameters, independent of HTTP. Immutable; built once from
- * configuration.
+ * One limit: an algorithm and its parameters, independent of HTTP. Immutable; every combination
+ * that cannot work is refused when the rule is made ({@link InvalidRuleException} naming the
+ * parameter), so an engine never sees a rule it cannot decide exactly.
  *
- * @param name          the rule's name, as listed in {@code rules}; also part of its Redis keys
+ * <pre>{@code
+ * Rule api = Rule.builder("api").limit(100).window(Duration.ofMinutes(1)).build();   // token bucket
+ * Rule login = Rule.builder("login").algorithm(Algorithm.FIXED_WINDOW).limit(5)
+ *         .window(Duration.ofMinutes(1)).failurePolicy(FailurePolicy.CLOSED).build();
+ * }</pre>
+ *
+ * @param name          the rule's name: 1 to 64 of {@code [A-Za-z0-9_-]}; part of its Redis keys
+ *                      ({@code <prefix>{<name>:<client>}}), so two rules never share a key
  * @param algorithm     how requests are counted
  * @param limit         requests allowed per {@code window}; for bucket algorithms the sustained rate
- * @param window        the window, or the time in which a bucket refills {@code limit} tokens
- * @param burst         bucket capacity (defaults to {@code limit}); for leaky-bucket the queue length
- * @param cost          tokens one request takes by default
+ * @param window        the window, or the time in which a bucket refills {@code limit} tokens;
+ *                      whole milliseconds, at least 1 ms
+ * @param burst         bucket capacity (defaults to {@code limit}); for leaky-bucket the queue
+ *                      length; must equal {@code limit} for the window algorithms
+ * @param cost          tokens one request takes by default; at most the capacity, in Redis and in
+ *                      the backstop
  * @param failurePolicy what happens when Redis cannot answer
  * @param fallbackLimit the per-instance limit of the local backstop while Redis is away
  * @param maxDelay      leaky-bucket only: how long an admitted request may be held until its slot
@@ -20,18 +32,80 @@ import java.util.Objects;
 public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
                    FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay) {
 
+    /** What a rule name may be: it is part of every Redis key of the rule. */
+    public static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+
+    /** The largest {@code limit}, {@code burst}, {@code cost} and {@code fallback-limit}. */
+    public static final long MAX_COUNT = Integer.MAX_VALUE;
+
+    /**
+     * The largest {@code max(limit, burst) x window} in milliseconds: keeps every value the
+     * algorithms compute below 2<sup>53</sup>, where Lua's numbers are exact (e.g. 10 million per day).
+     */
+    public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
+
+    /**
+     * The largest {@code limit} of a {@code sliding-window-log} rule: it keeps one sorted-set entry
+     * per admitted request (about 110 bytes in Redis), and a request of cost c writes c entries in
+     * one script run, during which Redis serves nobody else. Larger limits belong to
+     * {@code sliding-window-counter}, which keeps two counters whatever the limit.
+     */
+    public static final long MAX_LOG_LIMIT = 10_000;
+
     public Rule {
         Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(algorithm, "algorithm");
-        Objects.requireNonNull(window, "window");
-        Objects.requireNonNull(failurePolicy, "failurePolicy");
-        Objects.requireNonNull(maxDelay, "maxDelay");
-        if (limit < 1) throw new IllegalArgumentException("limit must be at least 1: " + limit);
-        if (burst < 1) throw new IllegalArgumentException("burst must be at least 1: " + burst);
-        if (cost < 1) throw new IllegalArgumentException("cost must be at least 1: " + cost);
-        if (fallbackLimit < 1) throw new IllegalArgumentException("fallbackLimit must be at least 1: " + fallbackLimit);
-        if (window.toMillis() < 1) throw new IllegalArgumentException("window must be at least 1ms: " + window);
-        if (maxDelay.isNegative()) throw new IllegalArgumentException("maxDelay must not be negative: " + maxDelay);
+        if (!NAME.matcher(name).matches()) {
+            throw new InvalidRuleException(name, "name", "1 to 64 letters, digits, '_' or '-' (it is part of every"
+                    + " Redis key of the rule, so ':', '{' and '}' could make two rules share a key)");
+        }
+        if (algorithm == null) throw new InvalidRuleException(name, "algorithm", "required: one of " + Algorithm.ids());
+        if (failurePolicy == null) throw new InvalidRuleException(name, "failure-policy", "required: open or closed");
+        count(name, "limit", limit);
+        long windowMs = duration(name, "window", window, 1);
+        count(name, "burst", burst);
+        count(name, "cost", cost);
+        count(name, "fallback-limit", fallbackLimit);
+        long maxDelayMs = duration(name, "max-delay", maxDelay, 0);
+
+        boolean windowAlgorithm = algorithm.isWindow();
+        if (windowAlgorithm && burst != limit) {
+            throw new InvalidRuleException(name, "burst", "only for token-bucket, leaky-bucket and gcra; "
+                    + algorithm.id() + " allows exactly limit (" + limit + ") per window: leave burst unset");
+        }
+        if (algorithm == Algorithm.SLIDING_WINDOW_LOG && limit > MAX_LOG_LIMIT) {
+            throw new InvalidRuleException(name, "limit", "at most " + MAX_LOG_LIMIT + " for sliding-window-log, which"
+                    + " keeps one Redis entry (about 110 bytes) per admitted request; use sliding-window-counter"
+                    + " for larger limits");
+        }
+        if (algorithm != Algorithm.LEAKY_BUCKET && maxDelayMs != 0) {
+            throw new InvalidRuleException(name, "max-delay", "only for leaky-bucket; the algorithm is " + algorithm.id());
+        }
+        long quota = Math.max(limit, burst);
+        if (quota > MAX_QUOTA_TIMES_WINDOW_MS / windowMs) {
+            throw new InvalidRuleException(name, "limit", "max(limit, burst) x window in ms must be at most 2^50 ("
+                    + MAX_QUOTA_TIMES_WINDOW_MS + ", e.g. 10,000,000 per day), to stay exact in Redis's arithmetic; got "
+                    + quota + " x " + windowMs + " ms: use a shorter window with a proportionally smaller limit");
+        }
+        long capacity = windowAlgorithm ? limit : burst;
+        if (cost > capacity) {
+            throw new InvalidRuleException(name, "cost", "a whole number from 1 to " + capacity + " (the rule's "
+                    + (windowAlgorithm || burst == limit ? "limit" : "burst") + "): a request costing more could never"
+                    + " be admitted");
+        }
+        long fallbackCapacity = windowAlgorithm ? fallbackLimit : fallbackBurst(burst, fallbackLimit, limit);
+        if (cost > fallbackCapacity) {
+            throw new InvalidRuleException(name, "fallback-limit", "must let the local backstop admit one request of"
+                    + " cost " + cost + ": with fallback-limit " + fallbackLimit + " its capacity is " + fallbackCapacity
+                    + ", so every request would be refused while Redis is away; raise fallback-limit to at least "
+                    + minFallbackLimit(cost, burst, limit, windowAlgorithm) + " or lower cost");
+        }
+        if (Math.max(fallbackLimit, fallbackBurst(burst, fallbackLimit, limit)) > MAX_QUOTA_TIMES_WINDOW_MS / windowMs) {
+            throw new InvalidRuleException(name, "fallback-limit", "fallback-limit x window in ms must be at most 2^50 ("
+                    + MAX_QUOTA_TIMES_WINDOW_MS + "); got " + fallbackLimit + " x " + windowMs + " ms");
+        }
+        if (algorithm == Algorithm.SLIDING_WINDOW_LOG && fallbackLimit > MAX_LOG_LIMIT) {
+            throw new InvalidRuleException(name, "fallback-limit", "at most " + MAX_LOG_LIMIT + " for sliding-window-log");
+        }
     }
 
     /** A rule with the defaults of the contract: burst = limit, cost 1, fail open, fallback = limit, no delay. */
@@ -39,8 +113,27 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         return new Rule(name, algorithm, limit, window, limit, 1, FailurePolicy.OPEN, limit, Duration.ZERO);
     }
 
+    /** A builder with the defaults of the contract: token-bucket, burst = limit, cost 1, open, fallback = limit. */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** A builder holding this rule's parameters, to derive a changed copy. */
+    public Builder toBuilder() {
+        Builder b = new Builder(name).algorithm(algorithm).limit(limit).window(window).cost(cost)
+                .failurePolicy(failurePolicy).maxDelay(maxDelay);
+        if (burst != limit) b.burst(burst);
+        if (fallbackLimit != limit) b.fallbackLimit(fallbackLimit);
+        return b;
+    }
+
     public long windowMillis() {
         return window.toMillis();
+    }
+
+    /** The largest cost one request can ever be admitted with: {@code burst} for buckets, {@code limit} for windows. */
+    public long capacity() {
+        return algorithm.isWindow() ? limit : burst;
     }
 
     /** This rule with another limit and burst, as the local backstop enforces it while Redis is away. */
@@ -48,11 +141,115 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         if (fallbackLimit == limit) {
             return this;
         }
-        long fallbackBurst = Math.max(1, Math.round((double) burst * fallbackLimit / limit));
+        long fallbackBurst = fallbackBurst(burst, fallbackLimit, limit);
         return new Rule(name, algorithm, fallbackLimit, window, fallbackBurst, cost, failurePolicy, fallbackLimit, maxDelay);
     }
 
     public Rule withCost(long newCost) {
         return new Rule(name, algorithm, limit, window, burst, newCost, failurePolicy, fallbackLimit, maxDelay);
+    }
+
+    /** The backstop's burst: the rule's, scaled by fallback-limit / limit, at least 1. */
+    private static long fallbackBurst(long burst, long fallbackLimit, long limit) {
+        return fallbackLimit == limit ? burst : Math.max(1, Math.round((double) burst * fallbackLimit / limit));
+    }
+
+    private static long minFallbackLimit(long cost, long burst, long limit, boolean windowAlgorithm) {
+        if (windowAlgorithm || burst == limit) return cost;
+        long f = Math.max(1, (long) Math.floor((double) cost * limit / burst));
+        while (fallbackBurst(burst, f, limit) < cost) f++;
+        return f;
+    }
+
+    private static void count(String rule, String field, long value) {
+        if (value < 1 || value > MAX_COUNT) {
+            throw new InvalidRuleException(rule, field, "a whole number, at least 1 (at most " + MAX_COUNT + "), got " + value);
+        }
+    }
+
+    /** The duration in whole milliseconds, checked before converting so that no value overflows. */
+    private static long duration(String rule, String field, Duration d, long minMillis) {
+        if (d == null) throw new InvalidRuleException(rule, field, "required");
+        if (d.isNegative() || d.compareTo(Duration.ofMillis(MAX_QUOTA_TIMES_WINDOW_MS)) > 0 || d.getNano() % 1_000_000 != 0
+                || d.toMillis() < minMillis) {
+            throw new InvalidRuleException(rule, field, "whole milliseconds from " + minMillis + " ms to "
+                    + MAX_QUOTA_TIMES_WINDOW_MS + " ms, got " + d);
+        }
+        return d.toMillis();
+    }
+
+    /**
+     * Builds a {@link Rule}; every parameter but {@code limit} and {@code window} has the contract's
+     * default. Not thread-safe.
+     */
+    public static final class Builder {
+        private final String name;
+        private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+        private long limit;
+        private Duration window;
+        private Long burst;
+        private long cost = 1;
+        private FailurePolicy failurePolicy = FailurePolicy.OPEN;
+        private Long fallbackLimit;
+        private Duration maxDelay = Duration.ZERO;
+
+        private Builder(String name) {
+            this.name = name;
+        }
+
+        /** Default {@code token-bucket}. */
+        public Builder algorithm(Algorithm algorithm) {
+            this.algorithm = algorithm;
+            return this;
+        }
+
+        /** Required. */
+        public Builder limit(long limit) {
+            this.limit = limit;
+            return this;
+        }
+
+        /** Required. */
+        public Builder window(Duration window) {
+            this.window = window;
+            return this;
+        }
+
+        /** Default: the limit. Bucket algorithms only. */
+        public Builder burst(long burst) {
+            this.burst = burst;
+            return this;
+        }
+
+        /** Default 1. */
+        public Builder cost(long cost) {
+            this.cost = cost;
+            return this;
+        }
+
+        /** Default {@link FailurePolicy#OPEN}. */
+        public Builder failurePolicy(FailurePolicy failurePolicy) {
+            this.failurePolicy = failurePolicy;
+            return this;
+        }
+
+        /** Default: the limit. */
+        public Builder fallbackLimit(long fallbackLimit) {
+            this.fallbackLimit = fallbackLimit;
+            return this;
+        }
+
+        /** Default 0. Leaky-bucket only. */
+        public Builder maxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+            return this;
+        }
+
+        /** @throws InvalidRuleException naming the parameter that does not fit */
+        public Rule build() {
+            if (window == null) throw new InvalidRuleException(name == null ? "?" : name, "window", "required");
+            return new Rule(name, algorithm, limit, window, burst == null ? limit : burst, cost, failurePolicy,
+                    fallbackLimit == null ? limit : fallbackLimit, maxDelay);
+        }
     }
 }

@@ -1,5 +1,7 @@
 package dev.sluice.limiter;
 
+import java.time.Duration;
+
 /**
  * The outcome of one rule for one request.
  *
@@ -8,18 +10,28 @@ package dev.sluice.limiter;
  * @param remaining    tokens left after this request (never negative)
  * @param retryAfterMs when denied: milliseconds until a request of the same cost would be admitted; 0 when allowed
  * @param resetMs      milliseconds until the rule's quota is fully restored (the window's end, a full bucket)
+ * @param nextMs       milliseconds until the rule gives more: when allowed, until {@code remaining} grows if nothing
+ *                     else is taken (0 when it cannot grow by waiting: the quota is full); when denied, the
+ *                     {@code retryAfterMs}. The {@code t} of the draft RateLimit field, rounded up to seconds
  * @param delayMs      leaky-bucket only: how long an admitted request must wait for its drain slot; else 0
  * @param source       who decided
  */
 public record RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs,
-                           long delayMs, Source source) {
+                           long nextMs, long delayMs, Source source) {
 
     /** Who made a decision. */
     public enum Source {
         /** The shared Redis: a global decision. */
         REDIS,
-        /** The in-process engine: {@code backend=local}, or the backstop of an {@code open} rule while Redis is away. */
+        /**
+         * A denial Redis gave this client a moment ago, answered again from this instance's denied-client
+         * cache without a Redis call (the figures are Redis's, the waits shortened by the time since).
+         */
+        CACHE,
+        /** The in-process engine of {@code backend=local}: a per-instance decision by design. */
         LOCAL,
+        /** The local backstop of an {@code open} rule, at its {@code fallback-limit}, while Redis is away. */
+        BACKSTOP,
         /**
          * Redis was away and the request has a {@code closed} rule: that rule refuses it without counting
          * ({@code allowed=false}, {@code retryAfterMs} until Redis is tried again); the request's other
@@ -32,11 +44,37 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
         if (remaining < 0) remaining = 0;
         if (retryAfterMs < 0) retryAfterMs = 0;
         if (resetMs < 0) resetMs = 0;
+        if (nextMs < 0) nextMs = 0;
         if (delayMs < 0) delayMs = 0;
     }
 
+    /** When denied: how long until a request of the same cost would be admitted; else zero. */
+    public Duration retryAfter() {
+        return Duration.ofMillis(retryAfterMs);
+    }
+
+    /** How long until the rule's quota is fully restored (the window's end, a full bucket). */
+    public Duration reset() {
+        return Duration.ofMillis(resetMs);
+    }
+
+    /** Leaky-bucket only: how long an admitted request must wait for its drain slot; else zero. */
+    public Duration delay() {
+        return Duration.ofMillis(delayMs);
+    }
+
+    /**
+     * A decision made without an algorithm's figures (a refusal for want of Redis, a test double):
+     * {@code nextMs} is taken as the retry-after when denied and as {@code resetMs} when allowed
+     * (more quota is available at the latest when it is full again).
+     */
+    public RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs, long delayMs,
+                        Source source) {
+        this(rule, allowed, remaining, retryAfterMs, resetMs, allowed ? resetMs : retryAfterMs, delayMs, source);
+    }
+
     public RuleDecision withSource(Source newSource) {
-        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, delayMs, newSource);
+        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, newSource);
     }
 
     /** How close this rule is to its limit: the smaller, the closer. Used to pick the headers' rule. */

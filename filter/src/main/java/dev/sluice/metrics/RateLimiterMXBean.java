@@ -1,7 +1,6 @@
 package dev.sluice.metrics;
 
 import dev.sluice.Sluice;
-import dev.sluice.limiter.RateLimiter;
 
 /**
  * One Sluice instance (one filter or one {@code Sluice} object), registered as
@@ -10,8 +9,9 @@ import dev.sluice.limiter.RateLimiter;
  *
  * <p>Counted per request: a request is {@code Allowed}, {@code Denied} (429), {@code DryRunDenied}
  * (would have been denied; let through) or {@code ClosedRuleRefusals} (503: Redis away and a rule
- * fails closed). {@code FallbackDecisions} counts the requests the local backstop decided while
- * Redis was away; they are also counted as allowed or denied.
+ * fails closed). Who answered is counted apart: {@code RedisDecisions} (Redis),
+ * {@code DeniedCacheHits} (the denied-client cache, no Redis call) and {@code FallbackDecisions} (the
+ * local backstop while Redis was away); they are also counted as allowed or denied.
  */
 public interface RateLimiterMXBean {
 
@@ -44,6 +44,40 @@ public interface RateLimiterMXBean {
 
     /** How often the circuit breaker has opened since start. */
     long getBreakerOpenings();
+
+    /** Requests decided by Redis (a global decision). */
+    long getRedisDecisions();
+
+    /**
+     * Requests answered from the denied-client cache: a client Redis denied a moment ago, denied again
+     * without a Redis call. Also counted in {@code Denied} (or {@code DryRunDenied}).
+     */
+    long getDeniedCacheHits();
+
+    /** Denials the denied-client cache holds now (at most {@code denied-cache.max-keys}). */
+    int getDeniedCacheSize();
+
+    /**
+     * Requests whose direct peer was not an IP address (a Unix-socket connector, say): their
+     * {@code ip} rules did not apply. Logged once; a rising figure means an {@code ip} rule limits nothing.
+     */
+    long getNonIpPeers();
+
+    /**
+     * Operation: forgets every denial the denied-client cache remembers, so that every client's next
+     * request is decided by Redis. Returns how many were forgotten.
+     */
+    int clearDeniedCache();
+
+    /**
+     * Operation: resets one client of one rule, on this instance and in Redis: its remembered denial,
+     * its Redis key and its backstop state are deleted, so its next request starts with a full quota.
+     *
+     * @param rule      the rule's name
+     * @param clientKey the client key as Sluice shows it, e.g. {@code ip=203.0.113.7} or {@code k=customer-42}
+     * @return what was done, or why nothing was
+     */
+    String resetClient(String rule, String clientKey);
 
     /** Decisions timed since start. */
     long getDecisions();

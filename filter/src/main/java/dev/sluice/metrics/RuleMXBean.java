@@ -1,7 +1,6 @@
 package dev.sluice.metrics;
 
 import dev.sluice.Sluice;
-import dev.sluice.limiter.Rule;
 
 /**
  * One rule of one Sluice instance, registered as

@@ -56,7 +56,7 @@ class ConfigLoaderInitParamsTest {
             for (String location : new String[] {"classpath:/ratelimit.properties", "classpath:ratelimit.properties"}) {
                 SluiceConfig config = loader.parseInitParams(Map.of("config", location), cl);
                 assertThat(config.rules()).extracting(RuleConfig::name).containsExactly("api", "login");
-                assertThat(config.rules().get(1).match()).containsExactly("POST /login");
+                assertThat(config.rules().get(1).match().entries()).containsExactly("POST /login");
                 assertThat(config.rules().get(1).rule().failurePolicy()).isEqualTo(FailurePolicy.CLOSED);
             }
         }
@@ -99,7 +99,7 @@ class ConfigLoaderInitParamsTest {
         assertThat(config.rules().get(0).rule().window().toMinutes()).as("from the file").isEqualTo(1);
         assertThat(config.statusCode()).isEqualTo(503);
         assertThat(config.mode()).isEqualTo(SluiceConfig.Mode.DRY_RUN);
-        assertThat(config.extra()).doesNotContainKey("config");
+        assertThat(config.source()).doesNotContainKey("config");
     }
 
     @Test

@@ -1,11 +1,14 @@
 package dev.sluice.config;
 
+import dev.sluice.config.SluiceConfig.HostPort;
+import dev.sluice.http.RequestMatcher;
+import dev.sluice.key.KeyExpression;
+import dev.sluice.key.CidrSet;
 import dev.sluice.config.SluiceConfig.Backend;
 import dev.sluice.config.SluiceConfig.BreakerSettings;
 import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.config.SluiceConfig.ClockSource;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
-import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.config.SluiceConfig.Mode;
 import dev.sluice.config.SluiceConfig.RedisSettings;
 import dev.sluice.limiter.Algorithm;
@@ -86,27 +89,26 @@ class ConfigLoaderTest {
 
         Rule api = new Rule("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1), 10, 1, FailurePolicy.OPEN, 10,
                 Duration.ZERO);
-        assertThat(config).isEqualTo(new SluiceConfig(
-                List.of(new RuleConfig(api, "ip", List.of("/**"))),
-                Backend.REDIS,
-                new RedisSettings("localhost", 6379, 0, null, null, false, List.of(), null, List.of(),
-                        Duration.ofMillis(50), 64, 64, 4, Duration.ofMillis(50)),
-                "rl:",
-                ClockSource.REDIS,
-                FailurePolicy.OPEN,
-                List.of(),
-                Header.X_FORWARDED_FOR,
-                64,
-                HeaderStyle.BOTH,
-                429,
-                Mode.ENFORCE,
-                List.of(),
-                List.of(),
-                100_000,
-                true,
-                10_000,
-                new BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1)),
-                Map.of("rules", "api", "rule.api.limit", "10", "rule.api.window", "1m")));
+        assertThat(config).isEqualTo(SluiceConfig.builder().rule(api).build());
+        assertThat(config.rules()).containsExactly(new RuleConfig(api, KeyExpression.parse("ip"), RequestMatcher.parse(List.of("/**"))));
+        assertThat(config.backend()).isEqualTo(Backend.REDIS);
+        assertThat(config.redis()).isEqualTo(new RedisSettings("localhost", 6379, 0, null, null, false, List.of(), null,
+                List.of(), Duration.ofMillis(50), 64, 64, 4, Duration.ofMillis(50)));
+        assertThat(config.keyPrefix()).isEqualTo("rl:");
+        assertThat(config.clock()).isEqualTo(ClockSource.REDIS);
+        assertThat(config.failurePolicy()).isEqualTo(FailurePolicy.OPEN);
+        assertThat(config.trustedProxies().isEmpty()).isTrue();
+        assertThat(config.clientIpHeader()).isEqualTo(Header.X_FORWARDED_FOR);
+        assertThat(config.ipv6Prefix()).isEqualTo(64);
+        assertThat(config.headers()).isEqualTo(HeaderStyle.BOTH);
+        assertThat(config.statusCode()).isEqualTo(429);
+        assertThat(config.mode()).isEqualTo(Mode.ENFORCE);
+        assertThat(config.exclude().isEmpty()).isTrue();
+        assertThat(config.exemptIps().isEmpty()).isTrue();
+        assertThat(config.localMaxKeys()).isEqualTo(100_000);
+        assertThat(config.deniedCache()).isEqualTo(new SluiceConfig.DeniedCacheSettings(true, 10_000, Duration.ofSeconds(1)));
+        assertThat(config.breaker()).isEqualTo(new BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1)));
+        assertThat(config.source()).isEqualTo(Map.of("rules", "api", "rule.api.limit", "10", "rule.api.window", "1m"));
     }
 
     @Test
@@ -144,9 +146,9 @@ class ConfigLoaderTest {
     void theConfigurationIsImmutable() {
         SluiceConfig config = load("trusted-proxies", "10.0.0.0/8");
         assertThatThrownBy(() -> config.rules().clear()).isInstanceOf(UnsupportedOperationException.class);
-        assertThatThrownBy(() -> config.trustedProxies().clear()).isInstanceOf(UnsupportedOperationException.class);
-        assertThatThrownBy(() -> config.extra().clear()).isInstanceOf(UnsupportedOperationException.class);
-        assertThatThrownBy(() -> config.rules().get(0).match().clear()).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> config.trustedProxies().cidrs().clear()).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> config.source().clear()).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> config.rules().get(0).match().entries().clear()).isInstanceOf(UnsupportedOperationException.class);
     }
 
     @Nested
@@ -354,14 +356,14 @@ class ConfigLoaderTest {
 
         @Test
         void keyIsAValidatedKeyExpression() {
-            assertThat(load("rule.api.key", "header:X-Api-Key|ip").rules().get(0).key()).isEqualTo("header:X-Api-Key|ip");
+            assertThat(load("rule.api.key", "header:X-Api-Key|ip").rules().get(0).key()).isEqualTo(KeyExpression.parse("header:X-Api-Key|ip"));
             assertRejected("rule.api.key", "cookie:sid", "unknown source 'cookie:sid'")
                     .hasMessageContaining("header:NAME");
         }
 
         @Test
         void matchIsCommaSeparatedEntriesWithMethodsJoinedByBars() {
-            assertThat(load("rule.api.match", "POST /login, GET|HEAD /feed,/api/**").rules().get(0).match())
+            assertThat(load("rule.api.match", "POST /login, GET|HEAD /feed,/api/**").rules().get(0).match().entries())
                     .containsExactly("POST /login", "GET|HEAD /feed", "/api/**");
         }
 
@@ -478,8 +480,8 @@ class ConfigLoaderTest {
         @Test
         void trustedProxiesAndExemptIpsAreValidatedCidrLists() {
             SluiceConfig config = load("trusted-proxies", "10.0.0.0/8, 127.0.0.1/32,::1", "exempt-ips", "192.168.1.7");
-            assertThat(config.trustedProxies()).containsExactly("10.0.0.0/8", "127.0.0.1/32", "::1");
-            assertThat(config.exemptIps()).containsExactly("192.168.1.7");
+            assertThat(config.trustedProxies()).isEqualTo(CidrSet.parse(List.of("10.0.0.0/8", "127.0.0.1/32", "::1")));
+            assertThat(config.exemptIps()).isEqualTo(CidrSet.parse(List.of("192.168.1.7")));
         }
 
         @Test
@@ -492,7 +494,7 @@ class ConfigLoaderTest {
 
         @Test
         void excludeIsValidatedPathPatterns() {
-            assertThat(load("exclude", "/health, /static/**").exclude()).containsExactly("/health", "/static/**");
+            assertThat(load("exclude", "/health, /static/**").exclude().entries()).containsExactly("/health", "/static/**");
             assertRejected("exclude", "health", "invalid path pattern 'health'");
         }
     }
@@ -650,7 +652,7 @@ class ConfigLoaderTest {
             environment.put("REDIS_PASSWORD", "hunter2");
             SluiceConfig config = load("redis.url", "redis://app:urlsecret@h:6379", "redis.password", "${REDIS_PASSWORD}",
                     "mode", "${MODE:dry-run}");
-            assertThat(config.extra())
+            assertThat(config.source())
                     .containsEntry("redis.url", "redis://app:****@h:6379")
                     .containsEntry("redis.password", "****")
                     .containsEntry("mode", "dry-run")

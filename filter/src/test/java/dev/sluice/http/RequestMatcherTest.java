@@ -16,10 +16,21 @@ class RequestMatcherTest {
     }
 
     @Test
-    void patternWithoutStarMatchesExactlyThatPath() {
+    void patternWithoutStarMatchesThatPathWithOrWithoutOneTrailingSlash() {
+        RequestMatcher login = matcher("POST /login");
+        assertThat(login.matches("POST", "/login")).isTrue();
+        assertThat(login.matches("POST", "/login/")).as("no bypass through /login/").isTrue();
+        assertThat(login.matches("POST", "/login//")).isFalse();
+        assertThat(login.matches("POST", "/login/x")).isFalse();
+        assertThat(matcher("/login/").matches("GET", "/login")).as("either way round").isTrue();
+        assertThat(matcher("/api/v1").matches("GET", "/api/v1/")).isTrue();
+        assertThat(matcher("/api/v1").matches("GET", "/api/v")).isFalse();
+    }
+
+    @Test
+    void patternWithoutStarMatchesNothingElse() {
         RequestMatcher login = matcher("/login");
         assertThat(login.matches("GET", "/login")).isTrue();
-        assertThat(login.matches("GET", "/login/")).isFalse();
         assertThat(login.matches("GET", "/login/x")).isFalse();
         assertThat(login.matches("GET", "/loginx")).isFalse();
         assertThat(login.matches("GET", "/Login")).as("paths are case-sensitive").isFalse();

@@ -41,12 +41,17 @@ public final class FakeServlet {
 
     /** A GET of {@code path} from {@code remoteAddr} with the given headers (name, value, name, value...). */
     public static HttpServletRequest get(String path, String remoteAddr, String... headers) {
+        return request("GET", path, remoteAddr, headers);
+    }
+
+    /** A request of {@code method} for {@code path} from {@code remoteAddr} with the given headers (name, value, ...). */
+    public static HttpServletRequest request(String httpMethod, String path, String remoteAddr, String... headers) {
         Map<String, String> h = new HashMap<>();
         for (int i = 0; i + 1 < headers.length; i += 2) h.put(headers[i].toLowerCase(Locale.ROOT), headers[i + 1]);
         Map<String, Object> attributes = new HashMap<>(4);
         return (HttpServletRequest) Proxy.newProxyInstance(FakeServlet.class.getClassLoader(),
                 new Class<?>[]{HttpServletRequest.class}, (proxy, method, args) -> switch (method.getName()) {
-                    case "getMethod" -> "GET";
+                    case "getMethod" -> httpMethod;
                     case "getServletPath" -> path;
                     case "getPathInfo", "getQueryString", "getUserPrincipal" -> null;
                     case "getRemoteAddr" -> remoteAddr;

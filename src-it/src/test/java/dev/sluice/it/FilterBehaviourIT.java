@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -13,7 +14,7 @@ class FilterBehaviourIT {
 
     @Test
     void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
-        Stderr.Captured<WebApp> started = Stderr.during(() -> {
+        StandardError.Captured<WebApp> started = StandardError.during(() -> {
             WebApp app = WebApp.start(WebApp.params("clean-start"));
             return app;
         });
@@ -52,6 +53,20 @@ class FilterBehaviourIT {
                     .contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
                     .contains("\"status\":429")
                     .contains("\"violated-policies\":[\"api\"]");
+        }
+    }
+
+    @Test
+    void allowedResponseTellsWhenMoreQuotaComesNotWhenTheQuotaIsFull() throws Exception {
+        // the WAR's 10-a-minute token bucket: after two requests the next token comes in 6 s, a full bucket in 12 s
+        try (WebApp app = WebApp.start(WebApp.params("next",
+                "rule.api.algorithm", "token-bucket", "rule.api.limit", "10", "rule.api.window", "1m"))) {
+            Http.get(app.uri("/api/hello"));
+            HttpResponse<String> second = Http.get(app.uri("/api/hello"));
+            assertThat(second.statusCode()).isEqualTo(200);
+            assertThat(RateLimitField.policy(second, "api")).containsExactly(10, 60);
+            assertThat(item(second, "api")).containsExactly(8, 6);
+            assertThat(second.headers().firstValue("X-RateLimit-Reset")).hasValue("12");
         }
     }
 

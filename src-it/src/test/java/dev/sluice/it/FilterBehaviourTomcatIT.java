@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
 import javax.management.MBeanServer;
@@ -18,7 +19,7 @@ class FilterBehaviourTomcatIT {
 
     @Test
     void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
-        Stderr.Captured<TomcatWebApp> started = Stderr.during(() -> {
+        StandardError.Captured<TomcatWebApp> started = StandardError.during(() -> {
             TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-clean-start"));
             return app;
         });

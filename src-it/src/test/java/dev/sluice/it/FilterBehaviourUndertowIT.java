@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -17,7 +18,7 @@ class FilterBehaviourUndertowIT {
 
     @Test
     void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
-        Stderr.Captured<UndertowWebApp> started = Stderr.during(() -> {
+        StandardError.Captured<UndertowWebApp> started = StandardError.during(() -> {
             UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-clean-start"));
             Http.get(app.uri("/api/hello")); // Undertow starts the filter at its first request
             return app;

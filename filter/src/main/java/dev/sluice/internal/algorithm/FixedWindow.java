@@ -10,7 +10,8 @@ import dev.sluice.limiter.Rule;
  * <p>A request of cost {@code c} is admitted when the window's count plus {@code c} is at most
  * {@code limit}; the count then grows by {@code c}. A denied request may retry at the start of
  * the next window ({@code retryAfterMs} = the time to the window's end), which is also when the
- * quota is full again ({@code resetMs}).
+ * quota is full again ({@code resetMs}) and, once something was taken, when more quota comes
+ * ({@code nextMs}: nothing comes back before the window ends).
  *
  * <p><b>Accuracy:</b> exact per aligned window; over an arbitrary interval of one window's
  * length, up to {@code 2 * limit} (a full window's quota at the end of one window and another at
@@ -56,7 +57,7 @@ public final class FixedWindow extends RateAlgorithm {
         if (count + cost > limit) {
             return Verdict.deny(limit - count, resetNow, end - now);
         }
-        return Verdict.admit(limit - count, resetNow, limit - count - cost, end - now, 0);
+        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0);
     }
 
     @Override

@@ -9,7 +9,7 @@ import dev.sluice.limiter.Rule;
  * cost {@code c} pushes the TAT {@code c} intervals further; it is admitted when the pushed TAT is
  * at most {@code burst} intervals ahead of now.
  *
- * <p>Admissions, {@code remaining}, {@code retryAfterMs} and {@code resetMs} are exactly those of
+ * <p>Admissions, {@code remaining}, {@code retryAfterMs}, {@code resetMs} and {@code nextMs} are exactly those of
  * {@link TokenBucket} with capacity {@code burst} refilling {@code limit} per window: the bucket
  * holds {@code burst - (TAT - now) / interval} tokens. Exact integer arithmetic: the interval is
  * {@code windowMs} units of "ms times limit", and the TAT is kept as whole milliseconds plus a
@@ -66,6 +66,7 @@ public final class Gcra extends RateAlgorithm {
         long lead = lead(s.tatMs, s.tatRemainder, now, limit, maxLeadMs);
         long remainingNow = floorDiv(capacityUnits - lead, windowMs);
         long resetNow = ceilDiv(lead, limit);
+        long nextNow = next(lead);
         if (cost > burst) {
             return impossible(remainingNow, resetNow);
         }
@@ -73,7 +74,21 @@ public final class Gcra extends RateAlgorithm {
         if (after > capacityUnits) {
             return Verdict.deny(remainingNow, resetNow, ceilDiv(after - capacityUnits, limit));
         }
-        return Verdict.admit(remainingNow, resetNow, floorDiv(capacityUnits - after, windowMs), ceilDiv(after, limit), 0);
+        return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(capacityUnits - after, windowMs), ceilDiv(after, limit),
+                next(after), 0);
+    }
+
+    /**
+     * The time until a lead of {@code lead} units has fallen far enough for one more whole token
+     * (as {@link TokenBucket}); 0 when nothing is ahead. A lead beyond the capacity (a lagging
+     * caller) counts as no token at all.
+     */
+    private long next(long lead) {
+        if (lead <= 0) {
+            return 0;
+        }
+        long whole = Math.max(0, floorDiv(capacityUnits - lead, windowMs)) + 1;
+        return ceilDiv(lead - (capacityUnits - whole * windowMs), limit);
     }
 
     @Override

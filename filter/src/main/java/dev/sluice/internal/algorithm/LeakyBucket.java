@@ -21,7 +21,9 @@ import java.time.Duration;
  * </ul>
  * {@code remaining} is how many more cost-1 requests would be admitted right now (some of them
  * delayed); {@code retryAfterMs} is the time until a request of the same cost would be admitted
- * (with its own delay, if any); {@code resetMs} is the time until the queue is empty.
+ * (with its own delay, if any); {@code resetMs} is the time until the queue is empty; {@code nextMs}
+ * (allowed) is the time until the queue has drained enough for {@code remaining} to grow, 0 when
+ * draining cannot raise it (an empty queue, or {@code maxDelay} shorter than a slot bounds it).
  *
  * <p>With a large {@code maxDelay}, admissions are those of {@link Gcra} with the same burst,
  * but the requests are released one slot apart instead of at once.
@@ -70,6 +72,7 @@ public final class LeakyBucket extends RateAlgorithm {
         long queued = Gcra.lead(s.nextMs, s.nextRemainder, now, limit, maxLeadMs);
         long remainingNow = remaining(queued);
         long resetNow = ceilDiv(queued, limit);
+        long nextNow = next(queued);
         if (cost > burst) {
             return impossible(remainingNow, resetNow);
         }
@@ -78,7 +81,19 @@ public final class LeakyBucket extends RateAlgorithm {
             long retry = Math.max(0, Math.max(ceilDiv(after - capacityUnits, limit), ceilDiv(queued - maxDelayUnits, limit)));
             return Verdict.deny(remainingNow, resetNow, retry);
         }
-        return Verdict.admit(remainingNow, resetNow, remaining(after), ceilDiv(after, limit), ceilDiv(queued, limit));
+        return Verdict.admit(remainingNow, resetNow, nextNow, remaining(after), ceilDiv(after, limit), next(after),
+                ceilDiv(queued, limit));
+    }
+
+    /**
+     * The time until {@link #remaining} grows as the queue drains: one more cost-1 request fits
+     * once the queue is at most {@code (r + 1)} slots below the burst and at most {@code r} slots
+     * below the longest delay. 0 when no drain can make room for more (remaining is as high as it gets).
+     */
+    private long next(long queued) {
+        long r = Math.max(0, remaining(queued));
+        long room = Math.min(capacityUnits - (r + 1) * windowMs, maxDelayUnits - r * windowMs);
+        return room < 0 ? 0 : ceilDiv(queued - room, limit);
     }
 
     @Override

@@ -20,13 +20,13 @@ import dev.sluice.limiter.Rule;
  * {@code elapsedMs * limit} units, and a drain slot of {@code windowMs / limit} ms is
  * {@code windowMs} units of "ms times limit". Every intermediate value stays below 2<sup>53</sup>
  * ({@link #validate}), where Lua's doubles are exact; divisions round toward the answer that is
- * never early: retry-after, reset and delay round up to the next whole millisecond, remaining
- * tokens round down.
+ * never early: retry-after, reset, next and delay round up to the next whole millisecond,
+ * remaining tokens round down.
  *
  * <h2>Time never runs backwards</h2>
  * With {@code clock=local}, instances' clocks disagree. A state records the latest time an
  * admission used, and a caller whose clock is behind decides as of that time ({@code max(now, stored)}),
- * so it cannot rewind the state and mint tokens. Its retry-after and reset include the
+ * so it cannot rewind the state and mint tokens. Its retry-after, reset and next include the
  * difference, so they stay truthful on its own clock.
  *
  * <h2>Expiry</h2>

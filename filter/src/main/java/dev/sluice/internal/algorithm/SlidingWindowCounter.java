@@ -12,7 +12,8 @@ import dev.sluice.limiter.Rule;
  * <p>{@code remaining} is {@code floor(limit - estimate)}; {@code retryAfterMs} is the first
  * millisecond at which the estimate (falling as the previous window's weight fades, or as the
  * current count becomes the previous one) leaves room for {@code c}; {@code resetMs} is the end
- * of the next window, when both counts have faded.
+ * of the next window, when both counts have faded; {@code nextMs} (allowed) is the first
+ * millisecond at which the estimate leaves room for one more than {@code remaining}.
  *
  * <p><b>Accuracy:</b> never more than {@code limit} per aligned window (the estimate includes the
  * whole current count). Over a sliding interval of one window's length that covers a fraction
@@ -67,18 +68,30 @@ public final class SlidingWindowCounter extends RateAlgorithm {
             return impossible(remainingNow, resetNow);
         }
         if (previousUnits + (current + cost) * windowMs > quotaUnits) {
-            long admitAt;
-            if (current + cost <= limit) {
-                // still in this window, once the previous window's weight has faded enough
-                admitAt = start + windowMs - floorDiv((limit - current - cost) * windowMs, previous);
-            } else {
-                // in the next window, once this window's count (then the previous) has faded enough
-                admitAt = start + windowMs + Math.max(0, windowMs - floorDiv((limit - cost) * windowMs, current));
-            }
-            return Verdict.deny(remainingNow, resetNow, admitAt - now);
+            return Verdict.deny(remainingNow, resetNow, admitAt(start, current, previous, cost) - now);
         }
         long remainingAfter = floorDiv(quotaUnits - previousUnits - (current + cost) * windowMs, windowMs);
-        return Verdict.admit(remainingNow, resetNow, remainingAfter, start + 2 * windowMs - now, 0);
+        return Verdict.admit(remainingNow, resetNow, next(start, current, previous, remainingNow, now), remainingAfter,
+                start + 2 * windowMs - now, next(start, current + cost, previous, remainingAfter, now), 0);
+    }
+
+    /**
+     * The first millisecond at which a request of {@code cost}, denied now, fits: the estimate
+     * falls as the previous window's weight fades, then as the current count becomes the previous.
+     */
+    private long admitAt(long start, long current, long previous, long cost) {
+        if (current + cost <= limit) {
+            // still in this window, once the previous window's weight has faded enough (previous > 0 here)
+            return start + windowMs - floorDiv((limit - current - cost) * windowMs, previous);
+        }
+        // in the next window, once this window's count (then the previous) has faded enough
+        return start + windowMs + Math.max(0, windowMs - floorDiv((limit - cost) * windowMs, current));
+    }
+
+    /** The time until {@code remaining} grows: until a request of one more than it fits; 0 at the full quota. */
+    private long next(long start, long current, long previous, long remaining, long now) {
+        long more = Math.max(0, remaining) + 1;
+        return more > limit ? 0 : admitAt(start, current, previous, more) - now;
     }
 
     @Override

@@ -11,7 +11,7 @@ import dev.sluice.limiter.Rule;
  * holds more than {@code limit} entries whatever the costs. {@code remaining} is {@code limit}
  * minus the entries in the window; a denied request's {@code retryAfterMs} is the time until
  * enough of the oldest entries have left the window; {@code resetMs} is the time until the
- * newest has.
+ * newest has; {@code nextMs} (allowed) the time until the oldest has.
  *
  * <p><b>Accuracy:</b> exact: no interval of one window's length ever holds more than
  * {@code limit} admitted tokens. <b>Bursts:</b> the whole quota at once, then nothing until it
@@ -109,7 +109,11 @@ public final class SlidingWindowLog extends RateAlgorithm {
             }
             return Verdict.deny(limit - inWindow, resetNow, s.time(i) + windowMs - now);
         }
-        return Verdict.admit(limit - inWindow, resetNow, limit - inWindow - cost, at + windowMs - now, 0);
+        // an admitting rule has room left, so one more fits as soon as the oldest entry leaves
+        long oldest = first < s.size ? s.time(first) : at;
+        long nextNow = inWindow > 0 ? oldest + windowMs - now : 0;
+        return Verdict.admit(limit - inWindow, resetNow, nextNow, limit - inWindow - cost, at + windowMs - now,
+                oldest + windowMs - now, 0);
     }
 
     @Override

@@ -11,7 +11,8 @@ import dev.sluice.limiter.Rule;
  * refilled by {@code elapsedMs * limit} units, so no rounding accumulates and the Lua script
  * computes the same numbers. {@code remaining} is the whole tokens left; a denied request's
  * {@code retryAfterMs} is the time until {@code c} tokens have refilled (rounded up to the next
- * millisecond); {@code resetMs} is the time until the bucket is full.
+ * millisecond); {@code resetMs} is the time until the bucket is full; {@code nextMs} (allowed) is the
+ * time until it holds one more whole token, 0 when it is full.
  *
  * <p><b>Accuracy:</b> exact: over any interval of length {@code t}, at most
  * {@code burst + limit * t / window} tokens are admitted. <b>Bursts:</b> up to {@code burst} at
@@ -55,6 +56,7 @@ public final class TokenBucket extends RateAlgorithm {
         long skew = at - now;
         long remainingNow = floorDiv(tokens, windowMs);
         long resetNow = tokens < capacityUnits ? skew + ceilDiv(capacityUnits - tokens, limit) : 0;
+        long nextNow = next(tokens, skew);
         if (cost > burst) {
             return impossible(remainingNow, resetNow);
         }
@@ -63,7 +65,16 @@ public final class TokenBucket extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, skew + ceilDiv(need - tokens, limit));
         }
         long left = tokens - need;
-        return Verdict.admit(remainingNow, resetNow, floorDiv(left, windowMs), skew + ceilDiv(capacityUnits - left, limit), 0);
+        return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(left, windowMs), skew + ceilDiv(capacityUnits - left, limit),
+                next(left, skew), 0);
+    }
+
+    /** The time until {@code tokens} have refilled to one more whole token; 0 for a full bucket. */
+    private long next(long tokens, long skew) {
+        if (tokens >= capacityUnits) {
+            return 0;
+        }
+        return skew + ceilDiv((floorDiv(tokens, windowMs) + 1) * windowMs - tokens, limit);
     }
 
     @Override

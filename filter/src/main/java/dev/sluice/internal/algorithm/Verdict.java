@@ -7,35 +7,44 @@ import dev.sluice.limiter.RuleDecision;
  * What one rule says about one request, before the engine knows whether the other rules of
  * the request admit it too. It carries both outcomes of an admitting rule: the figures after
  * taking the cost, and the figures when the request is denied by another rule and nothing is
- * taken. The Lua dispatcher returns the same seven figures per rule.
+ * taken. The Lua script returns the same figures per rule.
  */
 public final class Verdict {
 
     private final boolean allowed;
     private final long remainingNow;
     private final long resetNowMs;
+    private final long nextNowMs;
     private final long remainingAfter;
     private final long resetAfterMs;
+    private final long nextAfterMs;
     private final long delayMs;
     private final long retryAfterMs;
 
-    private Verdict(boolean allowed, long remainingNow, long resetNowMs, long remainingAfter, long resetAfterMs,
-                    long delayMs, long retryAfterMs) {
+    private Verdict(boolean allowed, long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter,
+                    long resetAfterMs, long nextAfterMs, long delayMs, long retryAfterMs) {
         this.allowed = allowed;
         this.remainingNow = remainingNow;
         this.resetNowMs = resetNowMs;
+        this.nextNowMs = nextNowMs;
         this.remainingAfter = remainingAfter;
         this.resetAfterMs = resetAfterMs;
+        this.nextAfterMs = nextAfterMs;
         this.delayMs = delayMs;
         this.retryAfterMs = retryAfterMs;
     }
 
-    static Verdict admit(long remainingNow, long resetNowMs, long remainingAfter, long resetAfterMs, long delayMs) {
-        return new Verdict(true, remainingNow, resetNowMs, remainingAfter, resetAfterMs, delayMs, 0);
+    /**
+     * An admitting rule: remaining, reset and next (the time until remaining grows, 0 when it
+     * cannot) when nothing is taken, then the same after taking the cost, and the delay.
+     */
+    static Verdict admit(long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter, long resetAfterMs,
+                         long nextAfterMs, long delayMs) {
+        return new Verdict(true, remainingNow, resetNowMs, nextNowMs, remainingAfter, resetAfterMs, nextAfterMs, delayMs, 0);
     }
 
     static Verdict deny(long remainingNow, long resetNowMs, long retryAfterMs) {
-        return new Verdict(false, remainingNow, resetNowMs, 0, 0, 0, retryAfterMs);
+        return new Verdict(false, remainingNow, resetNowMs, retryAfterMs, 0, 0, 0, 0, retryAfterMs);
     }
 
     /** Whether this rule admits the request. */
@@ -50,16 +59,16 @@ public final class Verdict {
      */
     public RuleDecision decision(Rule rule, boolean taken, RuleDecision.Source source) {
         if (taken) {
-            return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, delayMs, source);
+            return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, nextAfterMs, delayMs, source);
         }
-        return new RuleDecision(rule, allowed, remainingNow, allowed ? 0 : retryAfterMs, resetNowMs, 0, source);
+        return new RuleDecision(rule, allowed, remainingNow, allowed ? 0 : retryAfterMs, resetNowMs, nextNowMs, 0, source);
     }
 
     @Override
     public String toString() {
         return allowed
-                ? "admit{now=" + remainingNow + "/" + resetNowMs + "ms, after=" + remainingAfter + "/" + resetAfterMs
-                        + "ms, delay=" + delayMs + "ms}"
+                ? "admit{now=" + remainingNow + "/" + resetNowMs + "ms/next " + nextNowMs + "ms, after=" + remainingAfter
+                        + "/" + resetAfterMs + "ms/next " + nextAfterMs + "ms, delay=" + delayMs + "ms}"
                 : "deny{now=" + remainingNow + "/" + resetNowMs + "ms, retry=" + retryAfterMs + "ms}";
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.internal.cache;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
@@ -14,58 +15,57 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * Remembers Redis's denials so that a client who keeps knocking while denied costs Redis nothing
- * (like Envoy's over-limit cache or rate-limiter-flexible's in-memory block): once Redis has
- * denied rule R for client K at cost c with {@code retryAfter} r, this instance answers every
- * request of that client for the same rules, at cost c or more, as denied until r has passed,
- * without a Redis call. A decorator around the Redis engine; it only ever denies.
+ * Remembers Redis's denials so that a client who keeps knocking while denied costs Redis almost
+ * nothing (like Envoy's over-limit cache or rate-limiter-flexible's in-memory block). It sits in
+ * front of the failure handling ({@code FailoverLimiter}), so an answer from memory is neither a
+ * success nor a failure of Redis: a denied client's flood can never keep the circuit breaker from
+ * opening, nor make other requests pay the timeout of a Redis that is away.
  *
- * <h2>Why this is exact (neither more nor less than Redis alone would admit)</h2>
- * For a rule it caches, three facts hold:
+ * <p>Once Redis has denied rule R for client K with {@code retryAfter} r, this instance answers
+ * the identical request (same rules and client keys, same costs) as denied, without calling
+ * anything, until r has passed, under two conditions that keep it following Redis:
  * <ol>
- *   <li><b>A denial changes nothing.</b> The engine's contract ({@code dev.sluice.internal.algorithm}:
- *       "a denied request never writes anything"): a denied request takes nothing from any rule.
- *       So a denial answered here instead of in Redis leaves every later decision as it would
- *       have been: the cache can never admit more than Redis alone.</li>
- *   <li><b>Capacity comes back only with time, and {@code retryAfter} is exact.</b> For all six
- *       algorithms a client's capacity grows only as time passes and shrinks only when a request
- *       is admitted (here or on another instance), and the scripts compute {@code retryAfter} as
- *       the earliest whole millisecond at which a request of the same cost fits if nothing else
- *       is admitted meanwhile (the token bucket's refill, GCRA's and the leaky bucket's drain,
- *       the fixed window's end, the log's oldest entry leaving, the sliding-window-counter's
- *       previous window weighing less). Anything admitted meanwhile only pushes that moment
- *       later. So the cache never denies a request that Redis would have admitted either. A
- *       request that can never fit (cost above the capacity) is denied for a window, which is
- *       right whenever it is asked.</li>
- *   <li><b>One timeline.</b> With {@code clock=redis} the script measures {@code retryAfter}
- *       on Redis's clock from a moment after this instance sent the request. The cache starts
- *       the wait at the send (its own {@link System#nanoTime() monotonic} clock, never its wall
- *       clock) and subtracts {@link #MARGIN_NANOS} for millisecond rounding, so its deadline is
- *       never later than Redis's. Wall-clock skew between the instance and Redis plays no part.</li>
+ *   <li><b>Confirmed recently.</b> A remembered denial is answered without asking Redis for at
+ *       most {@code revalidateAfter} (1 s by default) after Redis gave it. The next identical request
+ *       after that goes to Redis: if Redis denies again, the denial is remembered afresh; if it
+ *       admits (Redis restarted empty, failed over to a replica without the writes, or an operator
+ *       flushed it to lift every limit), the denial is forgotten. So decisions follow Redis's state
+ *       within about {@code revalidateAfter}, and a flood from one denied client costs Redis about
+ *       one call per {@code revalidateAfter} (above 99.9 % saved at 1,000 requests a second).</li>
+ *   <li><b>Forgotten after an outage.</b> While Redis is away ({@code redisAvailable} false) a
+ *       remembered denial stays in force until its retry-after, confirmed or not: the client was
+ *       denied and nothing can have given it more. When Redis answers again after an outage,
+ *       every remembered denial is forgotten ({@link #clear()}), since Redis may be back without its
+ *       data.</li>
  * </ol>
- * It is <em>not</em> exact, so nothing is cached, with {@code clock=local}: each instance then
- * computes windows and refills on its own wall clock, and a faster clock elsewhere in the fleet
- * can advance a bucket's refill time or roll a window earlier than this instance's
- * {@code retryAfter} says; the cache would deny for up to the fleet's clock skew longer than
- * Redis would (still never admitting more).
  *
- * <p>Requests that go to Redis even while their client is cached: a request of smaller cost (it
- * may fit where the denied one did not), and a request with another set of rules or client keys
- * than the denied one (the other rules' figures for the headers are not known). A multi-rule
- * request with the same rules and keys is answered from the cache, with every rule's figures as
- * Redis gave them, the waits shortened by the time elapsed.
+ * <h2>Why this is exact while Redis keeps its data</h2>
+ * <ol>
+ *   <li><b>A denial changes nothing.</b> A denied request takes nothing from any rule (the engine's
+ *       contract), so a denial answered here leaves every later decision as it would have been.
+ *       On Redis Cluster a request's rules are separate calls and a denial by its second rule may
+ *       have charged its first: such a denial (one where a rule admitted) is never remembered, so
+ *       the cache never admits more than Redis alone would.</li>
+ *   <li><b>Capacity comes back only with time, and {@code retryAfter} is exact</b> for all six
+ *       algorithms (see {@link #exactFor}); anything admitted meanwhile only pushes that moment later.
+ *       So the cache never denies a request that Redis would admit either. A request of a different
+ *       cost goes to Redis: a smaller one may fit, and a larger one's retry-after is longer.</li>
+ *   <li><b>One timeline.</b> With {@code clock=redis} the script measures {@code retryAfter} on
+ *       Redis's clock from a moment after this instance sent the request; the cache starts the wait
+ *       at the send, on its own monotonic clock, minus {@link #MARGIN_NANOS} for millisecond
+ *       rounding, so its deadline is never later than Redis's. With {@code clock=local} nothing is
+ *       cached: a faster clock elsewhere in the fleet could make the wait shorter than this
+ *       instance's figure.</li>
+ * </ol>
  *
- * <p>What can still make it deny longer than Redis would: someone deleting the key in Redis by
- * hand, or a failover to a Redis whose clock is ahead; both are bounded by one {@code retryAfter}.
- *
- * <p><b>Memory</b>: at most {@code maxEntries} entries (a few hundred bytes each: the key and the
- * denied {@link Decision}); when full, expired entries are swept and, if it is still full, new
- * denials are simply not cached (they go to Redis as before). Expired entries are dropped when
- * next looked up. <b>Cost per request</b> when nothing is cached: one hash lookup per rule, no
- * allocation, no lock.
+ * <p><b>Memory</b>: at most {@code maxEntries} entries (a few hundred bytes each); when full, expired
+ * entries are swept and, if it is still full, new denials are simply not remembered. <b>Cost per
+ * request</b> when nothing is remembered: one volatile read; otherwise one hash lookup per rule.
  */
 public final class DeniedClientCache implements RateLimiter {
 
@@ -75,33 +75,41 @@ public final class DeniedClientCache implements RateLimiter {
     /** Don't sweep a full cache more often than this, so a flood of distinct keys cannot make each insert O(n). */
     private static final long SWEEP_INTERVAL_NANOS = 100_000_000L;
 
-    private final RateLimiter redis;
+    private final RateLimiter next;
     private final boolean redisClock;
+    private final boolean atomicRequests;
     private final int maxEntries;
+    private final long revalidateNanos;
+    private final BooleanSupplier redisAvailable;
     private final LongSupplier nanoTime;
 
     /** Rule name -> client key -> the denial. */
-    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Denial>> byRule = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, ConcurrentHashMap<ClientKey, Denial>> byRule = new ConcurrentHashMap<>();
     private final AtomicInteger size = new AtomicInteger();
     private final AtomicLong lastSweep = new AtomicLong(Long.MIN_VALUE / 2);
-    private final AtomicLong hits = new AtomicLong();
+    private final LongAdder hits = new LongAdder();
 
     /**
-     * @param redis      the Redis engine (its denials are what is cached)
-     * @param redisClock whether the engine's scripts read Redis's clock ({@code clock=redis}); with
-     *                   {@code false} nothing is cached (see the class comment)
-     * @param maxEntries at most this many (rule, client) denials are held
+     * @param next            the failure handling in front of the Redis engine
+     * @param redisClock      whether the scripts read Redis's clock ({@code clock=redis}); with
+     *                        {@code false} nothing is cached (see the class comment)
+     * @param atomicRequests  whether a request's rules are decided in one atomic call (false on
+     *                        Redis Cluster: then only denials in which no rule admitted are kept)
+     * @param maxEntries      at most this many (rule, client) denials are held
+     * @param revalidateAfter nanoseconds a denial is answered without asking Redis again while it answers
+     * @param redisAvailable  whether Redis is answering now (no failure since its last success)
+     * @param nanoTime        a monotonic clock in nanoseconds; tests pass a fake one
      */
-    public DeniedClientCache(RateLimiter redis, boolean redisClock, int maxEntries) {
-        this(redis, redisClock, maxEntries, System::nanoTime);
-    }
-
-    /** @param nanoTime a monotonic clock in nanoseconds; tests pass a fake one */
-    DeniedClientCache(RateLimiter redis, boolean redisClock, int maxEntries, LongSupplier nanoTime) {
+    public DeniedClientCache(RateLimiter next, boolean redisClock, boolean atomicRequests, int maxEntries,
+                             long revalidateAfter, BooleanSupplier redisAvailable, LongSupplier nanoTime) {
         if (maxEntries < 1) throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
-        this.redis = redis;
+        if (revalidateAfter < 1) throw new IllegalArgumentException("revalidateAfter must be positive: " + revalidateAfter);
+        this.next = next;
         this.redisClock = redisClock;
+        this.atomicRequests = atomicRequests;
         this.maxEntries = maxEntries;
+        this.revalidateNanos = revalidateAfter;
+        this.redisAvailable = redisAvailable;
         this.nanoTime = nanoTime;
     }
 
@@ -118,27 +126,42 @@ public final class DeniedClientCache implements RateLimiter {
 
     @Override
     public Decision decide(List<Acquisition> acquisitions) {
-        if (!acquisitions.isEmpty() && !byRule.isEmpty()) {
+        Denial unconfirmed = null;
+        if (size.get() > 0 && !acquisitions.isEmpty()) {
             long now = nanoTime.getAsLong();
             for (int i = 0, n = acquisitions.size(); i < n; i++) {
-                Decision cached = lookup(acquisitions.get(i), acquisitions, now);
-                if (cached != null) {
-                    hits.incrementAndGet();
-                    return cached;
+                Denial d = lookup(acquisitions.get(i), acquisitions, now);
+                if (d == null) continue;
+                if (now - d.confirmedAt < revalidateNanos || !redisAvailable.getAsBoolean()) {
+                    hits.increment();
+                    return d.replay(now);
                 }
+                unconfirmed = d;
+                break;
             }
         }
         long sent = nanoTime.getAsLong();
-        Decision decision = redis.decide(acquisitions);
-        if (!decision.allowed()) {
-            remember(acquisitions, decision, sent);
+        Decision decision = next.decide(acquisitions);
+        if (byRedis(decision)) {
+            if (!decision.allowed()) {
+                remember(acquisitions, decision, sent);
+            } else if (unconfirmed != null) {
+                forget(acquisitions); // Redis admits it now: whatever was remembered is over
+            }
+            return decision;
+        }
+        // Redis failed just now: a client it denied stays denied until its retry-after
+        long now = nanoTime.getAsLong();
+        if (unconfirmed != null && now - unconfirmed.until < 0) {
+            hits.increment();
+            return unconfirmed.replay(now);
         }
         return decision;
     }
 
-    /** Requests answered from the cache, without Redis, since start. */
+    /** Requests answered from the cache, without a call, since start. */
     public long hits() {
-        return hits.get();
+        return hits.sum();
     }
 
     /** Denials held now (expired ones included until swept). */
@@ -146,9 +169,34 @@ public final class DeniedClientCache implements RateLimiter {
         return size.get();
     }
 
-    /** The cached denial that covers this request through acquisition {@code a}, replayed; else null. */
-    private Decision lookup(Acquisition a, List<Acquisition> request, long now) {
-        ConcurrentHashMap<String, Denial> clients = byRule.get(a.rule().name());
+    /** Forgets every remembered denial (after an outage; or an operator's request through JMX). */
+    public void clear() {
+        for (Map<ClientKey, Denial> clients : byRule.values()) {
+            for (Iterator<Map.Entry<ClientKey, Denial>> it = clients.entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<ClientKey, Denial> e = it.next();
+                if (clients.remove(e.getKey(), e.getValue())) size.decrementAndGet();
+            }
+        }
+    }
+
+    /** Forgets the client's denial of this rule here, then its state below (Redis, the backstop). */
+    @Override
+    public void reset(Rule rule, ClientKey clientKey) {
+        forget(rule.name(), clientKey);
+        next.reset(rule, clientKey);
+    }
+
+    private static boolean byRedis(Decision decision) {
+        List<RuleDecision> rules = decision.rules();
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            if (rules.get(i).source() != RuleDecision.Source.REDIS) return false;
+        }
+        return true;
+    }
+
+    /** The remembered denial that covers this request through acquisition {@code a}, else null. */
+    private Denial lookup(Acquisition a, List<Acquisition> request, long now) {
+        ConcurrentHashMap<ClientKey, Denial> clients = byRule.get(a.rule().name());
         if (clients == null) return null;
         Denial d = clients.get(a.clientKey());
         if (d == null) return null;
@@ -156,26 +204,49 @@ public final class DeniedClientCache implements RateLimiter {
             if (clients.remove(a.clientKey(), d)) size.decrementAndGet();
             return null;
         }
-        if (a.cost() < d.cost || !sameRequest(d.request, request)) return null;
-        return d.replay(now);
+        return sameRequest(d.request, request) ? d : null;
     }
 
     private void remember(List<Acquisition> request, Decision decision, long sent) {
         if (!redisClock) return;
         List<RuleDecision> rules = decision.rules();
-        if (rules.size() != request.size()) return;
-        for (int i = 0; i < rules.size(); i++) {
+        int n = rules.size();
+        if (n != request.size()) return;
+        if (!atomicRequests && n > 1) {
+            for (int i = 0; i < n; i++) {
+                if (rules.get(i).allowed()) return; // that rule may have been charged: see the class comment
+            }
+        }
+        List<Acquisition> copy = null;
+        for (int i = 0; i < n; i++) {
             RuleDecision r = rules.get(i);
-            if (r.allowed() || r.source() != RuleDecision.Source.REDIS || !exactFor(r.rule().algorithm())) continue;
+            if (r.allowed() || !exactFor(r.rule().algorithm())) continue;
             long until = sent + r.retryAfterMs() * 1_000_000L - MARGIN_NANOS;
             if (until - sent <= 0) continue;
-            if (!reserveSlot(sent)) return;
             Acquisition a = request.get(i);
-            Denial fresh = new Denial(until, a.cost(), List.copyOf(request), rules, sent);
-            Denial previous = byRule.computeIfAbsent(a.rule().name(), k -> new ConcurrentHashMap<>())
-                    .put(a.clientKey(), fresh);
-            if (previous != null) size.decrementAndGet();
+            ConcurrentHashMap<ClientKey, Denial> clients = byRule.computeIfAbsent(a.rule().name(),
+                    k -> new ConcurrentHashMap<>());
+            Denial previous = clients.get(a.clientKey());
+            if (previous == null && !reserveSlot(sent)) return;
+            if (copy == null) copy = List.copyOf(request);
+            Denial fresh = new Denial(until, sent, copy, rules);
+            if (previous != null ? !clients.replace(a.clientKey(), previous, fresh)
+                    : clients.putIfAbsent(a.clientKey(), fresh) != null) {
+                if (previous == null) size.decrementAndGet(); // lost a race with another remember: keep theirs
+            }
         }
+    }
+
+    private void forget(List<Acquisition> request) {
+        for (int i = 0, n = request.size(); i < n; i++) {
+            Acquisition a = request.get(i);
+            forget(a.rule().name(), a.clientKey());
+        }
+    }
+
+    private void forget(String rule, ClientKey clientKey) {
+        ConcurrentHashMap<ClientKey, Denial> clients = byRule.get(rule);
+        if (clients != null && clients.remove(clientKey) != null) size.decrementAndGet();
     }
 
     /** Claims room for one entry, sweeping expired ones when full; false if there is none. */
@@ -194,9 +265,9 @@ public final class DeniedClientCache implements RateLimiter {
     }
 
     private void sweep(long now) {
-        for (Map<String, Denial> clients : byRule.values()) {
-            for (Iterator<Map.Entry<String, Denial>> it = clients.entrySet().iterator(); it.hasNext(); ) {
-                Map.Entry<String, Denial> e = it.next();
+        for (Map<ClientKey, Denial> clients : byRule.values()) {
+            for (Iterator<Map.Entry<ClientKey, Denial>> it = clients.entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<ClientKey, Denial> e = it.next();
                 if (now - e.getValue().until >= 0 && clients.remove(e.getKey(), e.getValue())) {
                     size.decrementAndGet();
                 }
@@ -205,9 +276,8 @@ public final class DeniedClientCache implements RateLimiter {
     }
 
     /**
-     * Same rules (by name and parameters) and client keys in the same order, so the denied
-     * decision's figures describe this request too. Costs may differ: the denying rule's was
-     * checked by the caller, and the others' do not matter to a request that is denied.
+     * Same rules (by name and parameters), client keys and costs, in the same order, so the denied
+     * decision's figures describe this request exactly.
      */
     private static boolean sameRequest(List<Acquisition> denied, List<Acquisition> request) {
         int n = denied.size();
@@ -215,7 +285,8 @@ public final class DeniedClientCache implements RateLimiter {
         for (int i = 0; i < n; i++) {
             Acquisition d = denied.get(i);
             Acquisition r = request.get(i);
-            if (!d.clientKey().equals(r.clientKey()) || (d.rule() != r.rule() && !d.rule().equals(r.rule()))) {
+            if (d.cost() != r.cost() || !d.clientKey().equals(r.clientKey())
+                    || (d.rule() != r.rule() && !d.rule().equals(r.rule()))) {
                 return false;
             }
         }
@@ -224,32 +295,34 @@ public final class DeniedClientCache implements RateLimiter {
 
     @Override
     public void close() {
-        redis.close();
+        clear();
+        next.close();
     }
 
     /** One denial of one (rule, client), with the whole decision it came in, to replay with its waits shortened. */
     private static final class Denial {
         final long until;
-        final long cost;
+        final long confirmedAt;
         final List<Acquisition> request;
         final List<RuleDecision> rules;
-        final long decidedAt;
 
-        Denial(long until, long cost, List<Acquisition> request, List<RuleDecision> rules, long decidedAt) {
+        Denial(long until, long confirmedAt, List<Acquisition> request, List<RuleDecision> rules) {
             this.until = until;
-            this.cost = cost;
+            this.confirmedAt = confirmedAt;
             this.request = request;
             this.rules = rules;
-            this.decidedAt = decidedAt;
         }
 
         Decision replay(long now) {
-            long elapsedMs = (now - decidedAt) / 1_000_000L;
+            long elapsedMs = (now - confirmedAt) / 1_000_000L;
             List<RuleDecision> out = new ArrayList<>(rules.size());
             for (RuleDecision r : rules) {
                 long retry = r.allowed() ? 0 : Math.max(1, r.retryAfterMs() - elapsedMs);
                 long reset = Math.max(retry, r.resetMs() - elapsedMs);
-                out.add(new RuleDecision(r.rule(), r.allowed(), r.remaining(), retry, reset, r.delayMs(), r.source()));
+                // an allowed rule's time until more quota: shortened too, but a full quota stays full (0)
+                long next = r.allowed() ? Math.max(Math.min(1, r.nextMs()), r.nextMs() - elapsedMs) : retry;
+                out.add(new RuleDecision(r.rule(), r.allowed(), r.remaining(), retry, reset, next, r.delayMs(),
+                        RuleDecision.Source.CACHE));
             }
             return Decision.of(out);
         }

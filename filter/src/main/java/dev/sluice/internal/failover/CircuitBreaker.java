@@ -18,8 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li><b>HALF_OPEN</b>: exactly one probe is calling Redis; everyone else keeps applying the
  *       failure policy (nobody waits for the probe). The probe's success closes the breaker; its
  *       failure opens it again for twice the previous interval, up to {@code openMax}. A probe that
- *       never reports (it cannot, as callers report in {@code finally}) is replaced after one
- *       interval.</li>
+ *       has not reported after one interval (a slow call) is replaced by the next caller; from
+ *       then on only the replacement's failure counts, while any probe's success closes the
+ *       breaker.</li>
  * </ul>
  *
  * <p>The closed-state path is one volatile read to ask and, after a success, one plain atomic read
@@ -33,14 +34,40 @@ public final class CircuitBreaker {
     /** The breaker's states, as shown by the metrics. */
     public enum State { CLOSED, OPEN, HALF_OPEN }
 
-    /** What a caller may do. */
-    public enum Permit {
-        /** Call Redis (breaker closed). */
-        CALL,
-        /** Call Redis as the half-open probe, and report the outcome with this permit. */
-        PROBE,
-        /** Do not call Redis: apply the failure policy. */
-        REJECTED
+    /** What a caller may do, and for a probe, which probe it is. */
+    public static final class Permit {
+        /** The kinds of permit. */
+        public enum Kind {
+            /** Call Redis (breaker closed). */
+            CALL,
+            /** Call Redis as the half-open probe, and report the outcome with this permit. */
+            PROBE,
+            /** Do not call Redis: apply the failure policy. */
+            REJECTED
+        }
+
+        /** Call Redis (breaker closed); one shared instance, so the closed path allocates nothing. */
+        public static final Permit CALL = new Permit(Kind.CALL, 0);
+        /** Do not call Redis. */
+        public static final Permit REJECTED = new Permit(Kind.REJECTED, 0);
+
+        private final Kind kind;
+        /** A probe's number: only the current probe's failure counts (a stale one's says nothing new). */
+        private final long probe;
+
+        private Permit(Kind kind, long probe) {
+            this.kind = kind;
+            this.probe = probe;
+        }
+
+        public Kind kind() {
+            return kind;
+        }
+
+        @Override
+        public String toString() {
+            return kind == Kind.PROBE ? "PROBE#" + probe : kind.name();
+        }
     }
 
     /** Told about every state change, in order, under the breaker's lock: keep it short (a log line, a counter). */
@@ -66,6 +93,8 @@ public final class CircuitBreaker {
     private final AtomicLong probeAt = new AtomicLong();
     /** The current open interval; guarded by {@code this}. */
     private long intervalMillis;
+    /** The number of the last probe handed out; guarded by {@code this}. */
+    private long probes;
 
     public CircuitBreaker(SluiceConfig.BreakerSettings settings, Clock clock, Listener listener) {
         if (settings.failureThreshold() < 1) {
@@ -79,7 +108,7 @@ public final class CircuitBreaker {
         this.intervalMillis = openBaseMillis;
     }
 
-    /** Whether the caller may call Redis now. A caller given CALL or PROBE must report the outcome. */
+    /** Whether the caller may call Redis now. A caller given CALL or a PROBE must report the outcome. */
     public Permit acquire() {
         if (state == State.CLOSED) {
             return Permit.CALL;
@@ -89,26 +118,32 @@ public final class CircuitBreaker {
         if (now < at) {
             return Permit.REJECTED;
         }
+        Permit probe;
         synchronized (this) {
             if (state == State.CLOSED) return Permit.CALL;
             if (probeAt.get() != at) return Permit.REJECTED; // another caller became the probe
             State from = state;
             probeAt.set(now + intervalMillis);
             state = State.HALF_OPEN;
+            probe = new Permit(Permit.Kind.PROBE, ++probes);
             if (from != State.HALF_OPEN) listener.stateChanged(from, State.HALF_OPEN, intervalMillis);
         }
-        return Permit.PROBE;
+        return probe;
     }
 
-    /** Redis answered the call made under {@code permit}. */
+    /**
+     * Redis answered the call made under {@code permit}. Any probe's answer closes the breaker, even a
+     * probe that was replaced for being slow (Redis answered it within the timeout all the same).
+     */
     public void onSuccess(Permit permit) {
-        if (permit == Permit.PROBE) {
+        if (permit.kind == Permit.Kind.PROBE) {
             synchronized (this) {
-                if (state != State.HALF_OPEN) return; // a replacement probe already decided
+                if (state == State.CLOSED) return; // another probe already closed it
+                State from = state;
                 failures.set(0);
                 intervalMillis = openBaseMillis;
                 state = State.CLOSED;
-                listener.stateChanged(State.HALF_OPEN, State.CLOSED, 0);
+                listener.stateChanged(from, State.CLOSED, 0);
             }
         } else if (failures.get() != 0) {
             failures.set(0);
@@ -117,11 +152,15 @@ public final class CircuitBreaker {
         // the next probe will, within one interval.
     }
 
-    /** Redis failed the call made under {@code permit} (error, timeout, no pooled connection). */
+    /**
+     * Redis failed the call made under {@code permit} (error, timeout, no pooled connection). Only the
+     * current probe's failure reopens the breaker: a probe that was replaced after one interval and
+     * fails late must not reopen it over its replacement, whose answer is still to come.
+     */
     public void onFailure(Permit permit) {
-        if (permit == Permit.PROBE) {
+        if (permit.kind == Permit.Kind.PROBE) {
             synchronized (this) {
-                if (state != State.HALF_OPEN) return;
+                if (state != State.HALF_OPEN || permit.probe != probes) return;
                 intervalMillis = Math.min(openMaxMillis, intervalMillis * 2);
                 probeAt.set(clock.millis() + intervalMillis);
                 state = State.OPEN;
@@ -129,7 +168,7 @@ public final class CircuitBreaker {
             }
             return;
         }
-        if (permit != Permit.CALL || state != State.CLOSED) {
+        if (permit.kind != Permit.Kind.CALL || state != State.CLOSED) {
             return; // in flight when the breaker opened: already counted
         }
         if (failures.incrementAndGet() >= failureThreshold) {

@@ -76,6 +76,19 @@ public final class FailoverLimiter implements RateLimiter {
         this(redis, local, breaker, name, metrics, CircuitBreaker.MONOTONIC, LOG, OutageLog.DEFAULT_QUIET_MILLIS);
     }
 
+    /** Told when Redis is lost and when it answers again (at most once per outage each). */
+    public interface Listener {
+        /** The first failure of an outage: Redis did not answer a call. */
+        default void redisLost() {
+        }
+
+        /** Redis answers again after an outage; it may have come back without its data. */
+        default void redisRecovered() {
+        }
+    }
+
+    private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     FailoverLimiter(RateLimiter redis, RateLimiter local, SluiceConfig.BreakerSettings breaker, String name,
                     SluiceMetrics metrics, Clock monotonic, Logger log, long logQuietMillis) {
         this.redis = redis;
@@ -93,7 +106,7 @@ public final class FailoverLimiter implements RateLimiter {
             return Decision.none();
         }
         CircuitBreaker.Permit permit = breaker.acquire();
-        if (permit != CircuitBreaker.Permit.REJECTED) {
+        if (permit.kind() != CircuitBreaker.Permit.Kind.REJECTED) {
             Decision fromRedis = callRedis(acquisitions, permit);
             if (fromRedis != null) {
                 return fromRedis;
@@ -108,8 +121,8 @@ public final class FailoverLimiter implements RateLimiter {
         try {
             Decision d = redis.decide(acquisitions);
             breaker.onSuccess(permit);
-            if (outage.down() && breaker.state() == CircuitBreaker.State.CLOSED) {
-                outage.recovered();
+            if (outage.down() && breaker.state() == CircuitBreaker.State.CLOSED && outage.recovered()) {
+                for (Listener l : listeners) l.redisRecovered();
             }
             return d;
         } catch (LimiterUnavailableException e) {
@@ -125,7 +138,9 @@ public final class FailoverLimiter implements RateLimiter {
         }
         metrics.recordRedisFailure(failure instanceof LimiterUnavailableException u && u.isTimeout());
         breaker.onFailure(permit);
-        outage.failed(failure);
+        if (outage.failed(failure)) {
+            for (Listener l : listeners) l.redisLost();
+        }
         return null;
     }
 
@@ -166,12 +181,12 @@ public final class FailoverLimiter implements RateLimiter {
         return false;
     }
 
-    /** The local engine's decision marked as the backstop's (it may already be). */
+    /** The local engine's decision marked as the backstop's. */
     private static Decision asLocal(Decision d) {
         for (RuleDecision r : d.rules()) {
-            if (r.source() != RuleDecision.Source.LOCAL) {
+            if (r.source() != RuleDecision.Source.BACKSTOP) {
                 List<RuleDecision> out = new ArrayList<>(d.rules().size());
-                for (RuleDecision x : d.rules()) out.add(x.withSource(RuleDecision.Source.LOCAL));
+                for (RuleDecision x : d.rules()) out.add(x.withSource(RuleDecision.Source.BACKSTOP));
                 return Decision.of(out);
             }
         }
@@ -190,6 +205,29 @@ public final class FailoverLimiter implements RateLimiter {
     /** The breaker's state, for metrics and tests. */
     public CircuitBreaker.State breakerState() {
         return breaker.state();
+    }
+
+    /**
+     * Whether Redis is answering: no failure since its last success. False from the first failure
+     * of an outage until a call succeeds again with the breaker closed.
+     */
+    public boolean redisAvailable() {
+        return !outage.down() && breaker.state() == CircuitBreaker.State.CLOSED;
+    }
+
+    /** Adds a listener for outages; it is called on a request thread, so it must be quick. */
+    public void addListener(Listener listener) {
+        listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** Forgets one client's state of one rule in Redis (if it answers) and in the backstop. */
+    @Override
+    public void reset(Rule rule, dev.sluice.key.ClientKey clientKey) {
+        try {
+            local.reset(fallbackRules.get(rule), clientKey);
+        } finally {
+            redis.reset(rule, clientKey);
+        }
     }
 
     @Override

@@ -55,12 +55,12 @@ final class OutageLog {
         return down;
     }
 
-    /** A Redis call failed. The first failure of an outage starts it. */
-    void failed(Throwable failure) {
-        if (down) return;
+    /** A Redis call failed. The first failure of an outage starts it: then this returns true. */
+    boolean failed(Throwable failure) {
+        if (down) return false;
         Runnable line;
         synchronized (this) {
-            if (down) return;
+            if (down) return false;
             long now = clock.millis();
             downSince = now;
             cause = failure;
@@ -71,6 +71,7 @@ final class OutageLog {
             line = announceIfQuiet(now);
         }
         line.run();
+        return true;
     }
 
     /** A decision was made by the local backstop. */
@@ -85,14 +86,14 @@ final class OutageLog {
         if (!announced) announceLate();
     }
 
-    /** Redis answered with the breaker closed: the outage, if any, is over. */
-    void recovered() {
-        if (!down) return;
+    /** Redis answered with the breaker closed: the outage, if any, is over; true for the call that ends it. */
+    boolean recovered() {
+        if (!down) return false;
         long tookMillis;
         long localDecisions;
         long refusals;
         synchronized (this) {
-            if (!down) return;
+            if (!down) return false;
             down = false;
             cause = null;
             localDecisions = fellBack.sum();
@@ -101,12 +102,13 @@ final class OutageLog {
             if (!announced) {
                 unannouncedOutages++;
                 unannouncedDecisions += localDecisions + refusals;
-                return;
+                return true;
             }
         }
         log.info("Sluice: Redis {} answers again after {} ms; during the outage {} decisions used the local "
                         + "backstop (failure-policy open) and {} were refused (failure-policy closed)",
                 target, tookMillis, localDecisions, refusals);
+        return true;
     }
 
     private void announceLate() {

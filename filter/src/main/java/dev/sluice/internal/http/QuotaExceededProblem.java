@@ -1,6 +1,5 @@
 package dev.sluice.internal.http;
 
-import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RuleDecision;
 

@@ -19,9 +19,13 @@ import java.util.List;
  *       {@code X-RateLimit-Reset} (seconds) of the rule closest to its limit.</li>
  * </ul>
  *
- * <p>{@code t} is the number of seconds until the rule's quota is restored; for a rule that denied
- * the request it is the rule's retry-after (at least 1), so {@code Retry-After} is never earlier
- * than any denying rule's {@code t}.
+ * <p>{@code t} is, as the draft says, the number of seconds until more quota is available: for a
+ * rule that allowed the request, until its {@code r} grows (rounded up, so waiting {@code t}
+ * seconds always finds it grown; 0 when the quota is full and cannot grow); for a rule that
+ * denied it, the rule's retry-after (at least 1), so {@code Retry-After} is never earlier than
+ * any denying rule's {@code t}. The legacy {@code X-RateLimit-Reset} keeps its usual meaning,
+ * the seconds until the quota is full again (the window's end, a full bucket), and is the
+ * retry-after of a rule that denied.
  */
 public final class RateLimitHeaders {
 
@@ -63,7 +67,7 @@ public final class RateLimitHeaders {
                 }
                 policy.append(policyItems.get(i));
                 current.append('"').append(r.rule().name()).append("\";r=").append(r.remaining())
-                        .append(";t=").append(resetSeconds(r));
+                        .append(";t=").append(nextSeconds(r));
             }
             response.setHeader(POLICY, policy.toString());
             response.setHeader(RATE_LIMIT, current.toString());
@@ -76,7 +80,12 @@ public final class RateLimitHeaders {
         }
     }
 
-    /** The {@code t} of a rule: its retry-after (at least 1 s) when it denied, else the time to a full quota. */
+    /** The {@code t} of a rule: its retry-after (at least 1 s) when it denied, else the time until more quota. */
+    public static long nextSeconds(RuleDecision r) {
+        return r.allowed() ? ceilSeconds(r.nextMs()) : retryAfterSeconds(r.retryAfterMs());
+    }
+
+    /** {@code X-RateLimit-Reset}: the rule's retry-after (at least 1 s) when it denied, else the time to a full quota. */
     public static long resetSeconds(RuleDecision r) {
         return r.allowed() ? ceilSeconds(r.resetMs()) : retryAfterSeconds(r.retryAfterMs());
     }

@@ -4,6 +4,7 @@ import dev.sluice.internal.algorithm.KeyState;
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.internal.algorithm.Verdict;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
@@ -179,6 +180,19 @@ public final class LocalEngine implements RateLimiter {
         return (h ^ (h >>> 16)) & segmentMask;
     }
 
+    /** Forgets the client's state of this rule. */
+    @Override
+    public void reset(Rule rule, ClientKey clientKey) {
+        StateKey key = new StateKey(algorithm(rule), clientKey);
+        Segment segment = segments[segmentIndex(key)];
+        segment.lock.lock();
+        try {
+            segment.states.remove(key);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
     /** How many client states are kept now (expired ones included until swept). */
     public int keyCount() {
         int total = 0;
@@ -218,10 +232,10 @@ public final class LocalEngine implements RateLimiter {
      */
     private static final class StateKey {
         final RateAlgorithm algorithm;
-        final String clientKey;
+        final ClientKey clientKey;
         private final int hash;
 
-        StateKey(RateAlgorithm algorithm, String clientKey) {
+        StateKey(RateAlgorithm algorithm, ClientKey clientKey) {
             this.algorithm = algorithm;
             this.clientKey = clientKey;
             this.hash = 31 * algorithm.ruleHash() + clientKey.hashCode();

@@ -1,6 +1,5 @@
 package dev.sluice.internal.metrics;
 
-import dev.sluice.limiter.Decision;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
 

@@ -1,7 +1,6 @@
 package dev.sluice.internal.metrics;
 
 import dev.sluice.Sluice;
-import dev.sluice.limiter.RateLimiter;
 import dev.sluice.metrics.RateLimiterMXBean;
 import dev.sluice.metrics.RuleMXBean;
 import dev.sluice.limiter.Decision;
@@ -61,6 +60,13 @@ public final class SluiceMetrics {
     final LongAdder redisTimeouts = new LongAdder();
     final LongAdder breakerOpenings = new LongAdder();
     final LongAdder decisions = new LongAdder();
+    final LongAdder byRedis = new LongAdder();
+    final LongAdder byCache = new LongAdder();
+    final LongAdder byBackstop = new LongAdder();
+    final LongAdder nonIpPeers = new LongAdder();
+    private volatile java.util.function.IntSupplier deniedCacheSize = () -> 0;
+    private volatile Operations operations = Operations.NONE;
+    private final InstanceView view = new InstanceView();
     final LatencyHistogram latency = new LatencyHistogram(LATENCY_WINDOW_NANOS);
     private volatile String breakerState = "NONE";
 
@@ -114,7 +120,7 @@ public final class SluiceMetrics {
         Map<String, RuleCounters> counters = new HashMap<>();
         for (Rule r : ruleList) counters.put(r.name(), new RuleCounters(name, r));
         try {
-            server.registerMBean(new InstanceView(), instanceObjectName(name));
+            server.registerMBean(view, instanceObjectName(name));
             registered.add(instanceObjectName(name));
             for (Rule r : ruleList) {
                 ObjectName on = ruleObjectName(name, r.name());
@@ -147,6 +153,11 @@ public final class SluiceMetrics {
         registered.clear();
     }
 
+    /** A read-only view of these figures (what the instance's MXBean shows), whether registered or not. */
+    public RateLimiterMXBean view() {
+        return view;
+    }
+
     /** The instance name registered, or null before {@link #register}. */
     public String instanceName() {
         return instanceName;
@@ -166,6 +177,14 @@ public final class SluiceMetrics {
         boolean unavailable = false;
         Map<String, RuleCounters> byName = rules;
         List<RuleDecision> list = decision.rules();
+        if (!list.isEmpty()) {
+            switch (list.get(0).source()) {
+                case REDIS -> byRedis.increment();
+                case CACHE -> byCache.increment();
+                case BACKSTOP -> byBackstop.increment();
+                default -> { }
+            }
+        }
         for (int i = 0, n = list.size(); i < n; i++) { // indexed: an iterator would be an allocation per request
             RuleDecision r = list.get(i);
             if (r.source() == RuleDecision.Source.UNAVAILABLE) {
@@ -219,6 +238,42 @@ public final class SluiceMetrics {
         if ("CLOSED".equals(from) && "OPEN".equals(to)) breakerOpenings.increment();
     }
 
+    /** A request's peer was not an IP address (e.g. a Unix-socket connector): its {@code ip} rules did not apply. */
+    public void recordNonIpPeer() {
+        nonIpPeers.increment();
+    }
+
+    /** How many denials the denied-client cache holds now. */
+    public void deniedCache(java.util.function.IntSupplier size) {
+        this.deniedCacheSize = size;
+    }
+
+    /** What the MXBean's operations do. */
+    public interface Operations {
+        /** Forgets every remembered denial; returns how many there were. */
+        int clearDeniedCache();
+
+        /** Resets one client of one rule; returns what was done, for the operator. */
+        String resetClient(String rule, String clientKey);
+
+        Operations NONE = new Operations() {
+            @Override
+            public int clearDeniedCache() {
+                return 0;
+            }
+
+            @Override
+            public String resetClient(String rule, String clientKey) {
+                return "nothing to reset";
+            }
+        };
+    }
+
+    /** Connects the MXBean's operations to the limiter. */
+    public void operations(Operations ops) {
+        this.operations = java.util.Objects.requireNonNull(ops, "ops");
+    }
+
     /** The breaker's initial state, set by the failover limiter that owns it. */
     public void breakerState(String state) {
         breakerState = state;
@@ -258,6 +313,12 @@ public final class SluiceMetrics {
         @Override public String getBreakerState() { return breakerState; }
         @Override public long getBreakerOpenings() { return breakerOpenings.sum(); }
         @Override public long getDecisions() { return decisions.sum(); }
+        @Override public long getRedisDecisions() { return byRedis.sum(); }
+        @Override public long getDeniedCacheHits() { return byCache.sum(); }
+        @Override public int getDeniedCacheSize() { return deniedCacheSize.getAsInt(); }
+        @Override public long getNonIpPeers() { return nonIpPeers.sum(); }
+        @Override public int clearDeniedCache() { return operations.clearDeniedCache(); }
+        @Override public String resetClient(String rule, String clientKey) { return operations.resetClient(rule, clientKey); }
         @Override public double getLatencyMeanMillis() { return latency.snapshot().meanMillis(); }
         @Override public double getLatencyMaxMillis() { return latency.snapshot().maxMillis(); }
         @Override public double getLatencyP99Millis() { return latency.snapshot().percentileMillis(0.99); }

@@ -2,6 +2,7 @@ package dev.sluice.internal.redis;
 
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
@@ -64,7 +65,7 @@ public final class RedisEngine implements RateLimiter {
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
     private static final byte[] REDIS_TIME = "redis".getBytes(StandardCharsets.US_ASCII);
     private static final int ARGS_PER_RULE = 6;
-    private static final int REPLY_PER_RULE = 5;
+    private static final int REPLY_PER_RULE = 6;
 
     private final UnifiedJedis jedis;
     private final String keyPrefix;
@@ -118,7 +119,7 @@ public final class RedisEngine implements RateLimiter {
             Acquisition a = acquisitions.get(i);
             RulePlan plan = plans.get(a.rule());
             rulePlans[i] = plan;
-            keys.add(plan.key(a.clientKey()));
+            keys.add(plan.key(a.clientKey().value()));
             for (byte[] arg : plan.args) {
                 args.add(arg);
             }
@@ -129,7 +130,8 @@ public final class RedisEngine implements RateLimiter {
         for (int i = 0; i < n; i++) {
             int o = i * REPLY_PER_RULE;
             decisions.add(new RuleDecision(rulePlans[i].rule, (Long) reply.get(o) == 1L, (Long) reply.get(o + 1),
-                    (Long) reply.get(o + 2), (Long) reply.get(o + 3), (Long) reply.get(o + 4), RuleDecision.Source.REDIS));
+                    (Long) reply.get(o + 2), (Long) reply.get(o + 3), (Long) reply.get(o + 4), (Long) reply.get(o + 5),
+                    RuleDecision.Source.REDIS));
         }
         return decisions;
     }
@@ -168,8 +170,19 @@ public final class RedisEngine implements RateLimiter {
     }
 
     /** The key of {@code rule} for {@code clientKey}, as the script sees it. */
-    public String key(Rule rule, String clientKey) {
+    public String key(Rule rule, ClientKey clientKey) {
         return keyPrefix + "{" + rule.name() + ":" + clientKey + "}";
+    }
+
+    /** Deletes the client's key of this rule. */
+    @Override
+    public void reset(Rule rule, ClientKey clientKey) {
+        try {
+            jedis.del(plans.get(rule).key(clientKey.value()));
+        } catch (JedisException e) {
+            throw new LimiterUnavailableException("Redis could not reset " + rule.name() + " for " + clientKey
+                    + ": " + e.getMessage(), e, isTimeout(e));
+        }
     }
 
     /** Does not close the client, which the caller owns. */

@@ -17,8 +17,9 @@ tostring keeps only 14 significant digits.
 
 Each fragment is a local function of (key, now, limit, window, ...its parameters..., cost)
 returning, like dev.sluice.internal.algorithm.Verdict:
-  allowed, remaining_now, reset_now, remaining_after, reset_after, delay, retry, state, ttl
-where the *_now figures hold when nothing is taken, the *_after figures and delay when the
+  allowed, remaining_now, reset_now, next_now, remaining_after, reset_after, next_after, delay, retry, state, ttl
+where next is the time until remaining grows (0: it cannot grow by waiting), the *_now figures
+hold when nothing is taken, the *_after figures and delay when the
 request is admitted, retry when it is denied, and state and ttl (admitted only) what decide.lua
 writes: SET key state PX ttl (sliding-window-log: see its fragment). A fragment reads its key
 and writes nothing.

@@ -5,8 +5,8 @@ KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}
 ARGV[1]   now, in ms since the epoch; or "redis" to read the server's TIME (clock=redis)
 ARGV[2 + 6(i-1)] .. ARGV[7 + 6(i-1)]   acquisition i: algorithm id, limit, window ms, burst,
           max delay ms, cost
-Reply     5 integers per acquisition, in order: allowed (1 or 0), remaining, retry-after ms,
-          reset ms, delay ms
+Reply     6 integers per acquisition, in order: allowed (1 or 0), remaining, retry-after ms,
+          reset ms, next ms (until remaining grows; the retry-after when denied), delay ms
 
 Either every rule admits the request and each takes its cost, or nothing is written at all:
 a request denied by one rule takes nothing from the others. A rule that would admit a denied
@@ -57,15 +57,16 @@ end
 
 local n = #KEYS
 if n == 1 then -- the common case, without the tables a request of several rules needs
-  local limit, window, cost, allowed, remaining_now, reset_now, remaining_after, reset_after, delay, retry, state, ttl = decide(1)
+  local limit, window, cost, allowed, remaining_now, reset_now, next_now, remaining_after, reset_after, next_after, delay,
+      retry, state, ttl = decide(1)
   if limit == nil then
     return unknown(1)
   end
   if allowed then
     write(1, limit, window, cost, state, ttl)
-    return { 1, remaining_after, 0, reset_after, delay }
+    return { 1, remaining_after, 0, reset_after, next_after, delay }
   end
-  return { 0, remaining_now, retry, reset_now, 0 }
+  return { 0, remaining_now, retry, reset_now, retry, 0 }
 end
 
 local verdicts = {}
@@ -84,14 +85,15 @@ end
 local reply = {}
 for i = 1, n do
   local v = verdicts[i]
-  local o = (i - 1) * 5
+  local o = (i - 1) * 6
+  -- v: limit, window, cost, then the verdict (common.lua)
   if admitted then
-    write(i, v[1], v[2], v[3], v[11], v[12])
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, v[7], 0, v[8], v[9]
+    write(i, v[1], v[2], v[3], v[13], v[14])
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] = 1, v[8], 0, v[9], v[10], v[11]
   elseif v[4] then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, v[5], 0, v[6], 0
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] = 1, v[5], 0, v[6], v[7], 0
   else
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 0, v[5], v[10], v[6], 0
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] = 0, v[5], v[12], v[6], v[12], 0
   end
 end
 return reply

@@ -21,11 +21,12 @@ local function fixed_window(key, now, limit, window, cost)
     reset_now = ends - now
   end
   if cost > limit then
-    return false, limit - count, reset_now, 0, 0, 0, window
+    return false, limit - count, reset_now, 0, 0, 0, 0, 0, window
   end
   if count + cost > limit then
-    return false, limit - count, reset_now, 0, 0, 0, ends - now
+    return false, limit - count, reset_now, 0, 0, 0, 0, 0, ends - now
   end
-  return true, limit - count, reset_now, limit - count - cost, ends - now, 0, 0,
+  -- nothing comes back before the window ends: next = reset
+  return true, limit - count, reset_now, reset_now, limit - count - cost, ends - now, ends - now, 0, 0,
       format('F%d:%d', start, count + cost), ends - now + MARGIN
 end

@@ -13,6 +13,17 @@ local function leaky_remaining(q, cap, window, max_delay_units)
   return min(floor_div(cap - q, window), by_delay)
 end
 
+-- The time until the cost-1 requests a queue of q units admits grow as it drains; 0 when no
+-- drain makes room for more (LeakyBucket.next).
+local function leaky_next(q, cap, window, limit, max_delay_units)
+  local r = max(0, leaky_remaining(q, cap, window, max_delay_units))
+  local room = min(cap - (r + 1) * window, max_delay_units - r * window)
+  if room < 0 then
+    return 0
+  end
+  return ceil_div(q - room, limit)
+end
+
 local function leaky_bucket(key, now, limit, window, burst, max_delay, cost)
   local cap = burst * window
   local max_delay_units = min(max_delay, ceil_div(cap, limit)) * limit
@@ -24,15 +35,16 @@ local function leaky_bucket(key, now, limit, window, burst, max_delay, cost)
   local remaining_now = leaky_remaining(queued, cap, window, max_delay_units)
   local reset_now = ceil_div(queued, limit)
   if cost > burst then
-    return false, remaining_now, reset_now, 0, 0, 0, window
+    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, window
   end
   local after = queued + cost * window
   if queued > max_delay_units or after > cap then
     local retry = max(0, ceil_div(after - cap, limit), ceil_div(queued - max_delay_units, limit))
-    return false, remaining_now, reset_now, 0, 0, 0, retry
+    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, retry
   end
   local reset_after = ceil_div(after, limit)
   local whole = floor_div(after, limit)
-  return true, remaining_now, reset_now, leaky_remaining(after, cap, window, max_delay_units), reset_after,
+  return true, remaining_now, reset_now, leaky_next(queued, cap, window, limit, max_delay_units),
+      leaky_remaining(after, cap, window, max_delay_units), reset_after, leaky_next(after, cap, window, limit, max_delay_units),
       ceil_div(queued, limit), 0, format('L%d:%d', now + whole, after - whole * limit), reset_after + MARGIN
 end

@@ -20,14 +20,21 @@ local function sliding_window_log(key, now, limit, window, cost)
     end
   end
   if cost > limit then
-    return false, limit - in_window, reset_now, 0, 0, 0, window
+    return false, limit - in_window, reset_now, 0, 0, 0, 0, 0, window
   end
   if in_window + cost > limit then
     local must_leave = in_window + cost - limit
     local entry = redis.call('ZRANGEBYSCORE', key, format('(%d', at - window), '+inf', 'WITHSCORES', 'LIMIT', must_leave - 1, 1)
-    return false, limit - in_window, reset_now, 0, 0, 0, entry[2] + 0 + window - now
+    return false, limit - in_window, reset_now, 0, 0, 0, 0, 0, entry[2] + 0 + window - now
   end
-  return true, limit - in_window, reset_now, limit - in_window - cost, at + window - now, 0, 0, at, foreign
+  -- an admitting rule has room left, so one more fits as soon as the oldest entry leaves
+  local oldest, next_now = at, 0
+  if in_window > 0 then
+    oldest = redis.call('ZRANGEBYSCORE', key, format('(%d', at - window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2] + 0
+    next_now = oldest + window - now
+  end
+  return true, limit - in_window, reset_now, next_now, limit - in_window - cost, at + window - now,
+      oldest + window - now, 0, 0, at, foreign
 end
 
 local function sliding_window_log_append(key, now, limit, window, cost, at, foreign)

@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
@@ -55,7 +56,7 @@ public abstract class AlgorithmSpec {
     }
 
     protected RuleDecision ask(Rule rule, String client, long cost) {
-        return engine.decide(List.of(new Acquisition(rule, client, cost))).rules().get(0);
+        return engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client), cost))).rules().get(0);
     }
 
     protected int admitted(Rule rule, String client, int attempts) {
@@ -437,8 +438,8 @@ public abstract class AlgorithmSpec {
                 rule("gcra", Algorithm.GCRA, 10, Duration.ofMinutes(1)));
         Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
         List<Acquisition> request = new java.util.ArrayList<>();
-        for (Rule r : rules) request.add(new Acquisition(r, "a", 2));
-        request.add(new Acquisition(strict, "a"));
+        for (Rule r : rules) request.add(new Acquisition(r, ClientKey.parse("a"), 2));
+        request.add(new Acquisition(strict, ClientKey.parse("a")));
 
         Decision first = engine.decide(request);
         assertThat(first.allowed()).isTrue();
@@ -462,7 +463,7 @@ public abstract class AlgorithmSpec {
     void deniedRequestTakesNothingFromOtherRules() {
         Rule perMinute = rule("minute", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));
         Rule perSecond = rule("second", Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(1));
-        List<Acquisition> request = List.of(new Acquisition(perMinute, "a"), new Acquisition(perSecond, "a"));
+        List<Acquisition> request = List.of(new Acquisition(perMinute, ClientKey.parse("a")), new Acquisition(perSecond, ClientKey.parse("a")));
         assertThat(engine.decide(request).allowed()).isTrue();
         assertThat(engine.decide(request).allowed()).isTrue();
         for (int i = 0; i < 5; i++) {
@@ -481,12 +482,52 @@ public abstract class AlgorithmSpec {
     void admittedRequestTakesFromEveryRuleAndReportsEach() {
         Rule a = rule("a", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         Rule b = rule("b", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
-        Decision d = engine.decide(List.of(new Acquisition(a, "x", 2), new Acquisition(b, "y", 3)));
+        Decision d = engine.decide(List.of(new Acquisition(a, ClientKey.parse("x"), 2), new Acquisition(b, ClientKey.parse("y"), 3)));
         assertThat(d.allowed()).isTrue();
         assertThat(d.rules()).extracting(RuleDecision::remaining).containsExactly(8L, 2L);
         assertThat(d.rules()).extracting(x -> x.rule().name()).containsExactly("a", "b");
         assertThat(ask(a, "x").remaining()).isEqualTo(7);
         assertThat(ask(b, "y").remaining()).isEqualTo(1);
+    }
+
+    @Test
+    void nextIsWhenMoreQuotaComesNotWhenTheQuotaIsFull() {
+        // 10 a minute, two requests at once 15 s into a minute: remaining 8 for each algorithm, but
+        // more quota comes at very different times (the draft's t), and the quota is full later still
+        clock.set(T0 + 15_000);
+        Rule leaky = new Rule("lb", Algorithm.LEAKY_BUCKET, 10, Duration.ofMinutes(1), 10, 1, FailurePolicy.OPEN, 10,
+                Duration.ofMinutes(1));
+        assertTwoRequestsLeave(rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1)), 6_000, 12_000);
+        assertTwoRequestsLeave(rule("gcra", Algorithm.GCRA, 10, Duration.ofMinutes(1)), 6_000, 12_000);
+        assertTwoRequestsLeave(leaky, 6_000, 12_000);
+        assertTwoRequestsLeave(rule("fw", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1)), 45_000, 45_000);
+        // the two requests weigh 2 x (1 - e/60s) into the next window: at most 1 from e = 30 s on
+        assertTwoRequestsLeave(rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1)), 75_000, 105_000);
+        assertTwoRequestsLeave(rule("swl", Algorithm.SLIDING_WINDOW_LOG, 10, Duration.ofMinutes(1)), 60_000, 60_000);
+    }
+
+    private void assertTwoRequestsLeave(Rule rule, long nextMs, long resetMs) {
+        ask(rule, "a");
+        RuleDecision second = ask(rule, "a");
+        assertThat(List.of(second.remaining(), second.nextMs(), second.resetMs())).as(rule.algorithm().id())
+                .containsExactly(8L, nextMs, resetMs);
+    }
+
+    @Test
+    void aFullQuotaHasNothingMoreToCome() {
+        Rule impossible = rule("impossible", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        for (Algorithm algorithm : Algorithm.values()) {
+            Rule r = rule(algorithm.id(), algorithm, 10, Duration.ofMinutes(1));
+            // denied by the other rule: this one takes nothing and shows its untouched, full state
+            Decision d = engine.decide(List.of(new Acquisition(r, ClientKey.parse("a"), 1), new Acquisition(impossible, ClientKey.parse("a"), 2)));
+            RuleDecision untouched = d.rules().get(0);
+            // without max-delay, a leaky bucket admits one request at a time, whatever waiting
+            long full = algorithm == Algorithm.LEAKY_BUCKET ? 1 : 10;
+            assertThat(List.of(untouched.allowed(), untouched.remaining(), untouched.nextMs(), untouched.resetMs()))
+                    .as(algorithm.id()).containsExactly(true, full, 0L, 0L);
+            assertThat(d.rules().get(1).nextMs()).as("a denying rule's next is its retry-after")
+                    .isEqualTo(d.rules().get(1).retryAfterMs()).isEqualTo(60_000);
+        }
     }
 
     @Test

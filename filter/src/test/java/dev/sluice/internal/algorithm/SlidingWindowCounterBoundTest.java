@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
@@ -33,7 +34,7 @@ class SlidingWindowCounterBoundTest {
     private final LocalEngine engine = new LocalEngine(clock, 100);
 
     private boolean ask() {
-        return engine.decide(List.of(new Acquisition(rule, "c"))).allowed();
+        return engine.decide(List.of(new Acquisition(rule, ClientKey.parse("c")))).allowed();
     }
 
     @Test

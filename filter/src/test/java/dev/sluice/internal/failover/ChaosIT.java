@@ -1,22 +1,19 @@
 package dev.sluice.internal.failover;
 
 import dev.sluice.config.SluiceConfig;
+import dev.sluice.internal.LimiterStack;
+import dev.sluice.limiter.RateLimiter;
 import dev.sluice.internal.failover.ChaosLoad.Sample;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.Rule;
-import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.internal.metrics.SluiceMetrics;
-import dev.sluice.internal.redis.RedisClients;
-import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.testing.Poll;
 import dev.sluice.testing.RedisProcess;
-import dev.sluice.testing.TestRedisSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.commands.ProtocolCommand;
 
 import javax.management.MBeanServer;
@@ -31,12 +28,17 @@ import java.util.concurrent.locks.LockSupport;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Redis misbehaving under load, at the limiter API: the Redis engine (clock=redis) with the local
- * backstop and the failover limiter, on a {@code redis-server} of the test's own, with the
- * configuration defaults (redis.timeout 50 ms, max-wait = timeout; breaker 3 failures, 100 ms
- * doubling to 1 s). Rules: {@code api} (fixed-window, open), {@code bucket} (token-bucket, open),
- * {@code login} (fixed-window, closed), with limits no test reaches: every open-rule decision must
- * admit, whatever Redis does.
+ * Redis misbehaving under load, at the limiter API: the production composition ({@link LimiterStack}:
+ * denied-client cache, failure handling with the local backstop, the Redis engine with clock=redis)
+ * on a {@code redis-server} of the test's own, with the configuration defaults (redis.timeout 50 ms,
+ * max-wait = timeout; breaker 3 failures, 100 ms doubling to 1 s). Rules: {@code api}
+ * (fixed-window, open), {@code bucket} (token-bucket, open), {@code login} (fixed-window, closed),
+ * with limits no test reaches: every open-rule decision must admit, whatever Redis does.
+ *
+ * <p>Meanwhile one client floods the rule {@code flood} (one request an hour), which denies it: the
+ * denied-client cache answers that flood from memory. Those answers must count as neither success
+ * nor failure of Redis, so the other clients still see the breaker open and stop paying the timeout
+ * (before 0.2 the flood kept resetting the breaker's failure count).
  *
  * <p>Each scenario prints one {@code CHAOS <scenario>: ...} line with the figures it measured.
  */
@@ -57,13 +59,14 @@ class ChaosIT {
     private static final Rule BUCKET = rule("bucket", Algorithm.TOKEN_BUCKET, FailurePolicy.OPEN);
     private static final Rule LOGIN = rule("login", Algorithm.FIXED_WINDOW, FailurePolicy.CLOSED);
     private static final List<Rule> RULES = List.of(API, BUCKET, LOGIN);
+    private static final Rule FLOOD = Rule.builder("flood").limit(1).window(Duration.ofHours(1)).build();
     private static final ProtocolCommand DEBUG = () -> "DEBUG".getBytes(StandardCharsets.US_ASCII);
 
     private final MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
     private RedisProcess redis;
-    private UnifiedJedis jedis;
     private SluiceMetrics metrics;
-    private FailoverLimiter limiter;
+    private LimiterStack stack;
+    private RateLimiter limiter;
 
     private static Rule rule(String name, Algorithm algorithm, FailurePolicy policy) {
         return new Rule(name, algorithm, 10_000_000, Duration.ofMinutes(1), 10_000_000, 1, policy, 10_000_000, Duration.ZERO);
@@ -75,19 +78,21 @@ class ChaosIT {
 
     private void startRedisAndLimiter(String scenario, int poolSize, Duration timeout, String... redisArgs) {
         redis = RedisProcess.start(redisArgs);
-        jedis = RedisClients.create(TestRedisSettings.standalone(redis.url()).timeout(timeout)
-                .pool(poolSize, timeout).build());
-        RedisEngine engine = new RedisEngine(jedis, "chaos:", true, Clock.SYSTEM, false);
+        SluiceConfig.Builder config = SluiceConfig.builder().redisUrl(redis.url()).redisTimeout(timeout)
+                .redisPoolMaxTotal(poolSize).redisPoolMaxWait(timeout).keyPrefix("chaos:").localMaxKeys(10_000)
+                .breakerFailureThreshold(BREAKER.failureThreshold()).breakerOpenBase(BREAKER.openBase())
+                .breakerOpenMax(BREAKER.openMax());
+        RULES.forEach(config::rule);
+        config.rule(FLOOD);
         metrics = new SluiceMetrics();
         metrics.register("chaos-" + scenario, RULES);
-        limiter = new FailoverLimiter(ChaosLoad.observe(engine), new LocalEngine(Clock.SYSTEM, 10_000), BREAKER,
-                redis.url(), metrics);
+        stack = LimiterStack.build(config.build(), Clock.SYSTEM, null, metrics, ChaosLoad::observe);
+        limiter = stack.limiter();
     }
 
     @AfterEach
     void stop() {
-        if (limiter != null) limiter.close();
-        if (jedis != null) jedis.close();
+        if (stack != null) stack.close();
         if (metrics != null) metrics.unregister();
         if (redis != null) redis.close();
     }
@@ -96,7 +101,7 @@ class ChaosIT {
     void redisKilledMidLoadAndRestartedEmpty() throws Exception {
         startRedisAndLimiter("kill-restart", 16);
         ObjectName bean = SluiceMetrics.instanceObjectName("chaos-kill-restart");
-        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 4, 200_000).start()) {
+        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 4, 200_000, FLOOD).start()) {
             warmUp(load);
             long faultAt = System.nanoTime();
             redis.kill();
@@ -120,7 +125,7 @@ class ChaosIT {
     @Test
     void redisPausedWithSigstopThenResumed() throws Exception {
         startRedisAndLimiter("sigstop", 16);
-        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 4, 200_000).start()) {
+        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 4, 200_000, FLOOD).start()) {
             warmUp(load);
             long faultAt = System.nanoTime();
             redis.pause();
@@ -143,7 +148,7 @@ class ChaosIT {
         // into a fallback here
         Duration timeout = Duration.ofSeconds(1);
         startRedisAndLimiter("script-flush", 16, timeout);
-        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 4, 200_000).start();
+        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 4, 200_000, FLOOD).start();
              Jedis admin = new Jedis("127.0.0.1", redis.port())) {
             warmUp(load);
             long faultAt = System.nanoTime();
@@ -164,12 +169,39 @@ class ChaosIT {
         }
     }
 
+    /**
+     * An operator flushes Redis to lift every limit: the flooding client, denied for an hour and answered
+     * from the denied-client cache, is admitted again within the revalidate interval (1 s), as Redis
+     * alone would admit it.
+     */
+    @Test
+    void flushallLiftsARememberedDenialWithinTheRevalidateInterval() throws Exception {
+        startRedisAndLimiter("flushall", 16);
+        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 2, 200_000, FLOOD).start();
+             Jedis admin = new Jedis("127.0.0.1", redis.port())) {
+            warmUp(load);
+            Poll.until(Duration.ofSeconds(5), "the flood answered from memory",
+                    () -> load.flood().requests() - load.flood().redisCalls() > 10_000);
+            long admittedBefore = load.flood().admitted();
+            long flushedAt = System.nanoTime();
+            admin.flushAll();
+            Poll.until(Duration.ofSeconds(5), "the flooding client admitted again after FLUSHALL",
+                    () -> load.flood().admitted() > admittedBefore);
+            double followedMs = (System.nanoTime() - flushedAt) / 1e6;
+            ChaosOutcome o = finish(load, "flushall", flushedAt, flushedAt);
+            System.out.printf(java.util.Locale.ROOT, "CHAOS flushall: the denied client was admitted again %.0f ms after"
+                    + " FLUSHALL (denied-cache.revalidate 1000 ms)%n", followedMs);
+            assertThat(followedMs).isLessThanOrEqualTo(1000 + ChaosOutcome.MARGIN_MS + 500);
+            assertThat(o.failedRedisCalls()).isZero();
+        }
+    }
+
     @Test
     void poolExhaustedBySlowCalls() throws Exception {
         // 2 connections for 6 threads; DEBUG SLEEP makes the server stall like a slow command would
         startRedisAndLimiter("pool-exhausted", 2, "--enable-debug-command", "yes");
         ObjectName bean = SluiceMetrics.instanceObjectName("chaos-pool-exhausted");
-        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 6, 200_000).start();
+        try (ChaosLoad load = new ChaosLoad(limiter, RULES, 6, 200_000, FLOOD).start();
              Jedis admin = new Jedis("127.0.0.1", redis.port(), 5_000)) {
             warmUp(load);
             long healthyFallbacks = (Long) jmx.getAttribute(bean, "FallbackDecisions");

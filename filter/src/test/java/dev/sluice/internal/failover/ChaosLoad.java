@@ -1,5 +1,6 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.FailurePolicy;
@@ -60,8 +61,16 @@ final class ChaosLoad implements AutoCloseable {
      * @param pauseNanos each thread's pause between decisions, to be gentle on a shared machine
      */
     ChaosLoad(RateLimiter limiter, List<Rule> rules, int threadCount, long pauseNanos) {
+        this(limiter, rules, threadCount, pauseNanos, null);
+    }
+
+    /**
+     * @param flood a rule one more thread floods, without pause, as one client it denies: the flood's
+     *              decisions are counted apart ({@link #flood()}), not in {@link #samples()}
+     */
+    ChaosLoad(RateLimiter limiter, List<Rule> rules, int threadCount, long pauseNanos, Rule flood) {
         this.limiter = limiter;
-        this.stopped = new CountDownLatch(threadCount);
+        this.stopped = new CountDownLatch(threadCount + (flood == null ? 0 : 1));
         for (int t = 0; t < threadCount; t++) {
             List<Sample> samples = new ArrayList<>(100_000);
             perThread.add(samples);
@@ -69,6 +78,46 @@ final class ChaosLoad implements AutoCloseable {
             Thread thread = new Thread(() -> run(id, samples, rules, pauseNanos), "chaos-load-" + t);
             thread.setDaemon(true);
             threads.add(thread);
+        }
+        if (flood != null) {
+            Thread thread = new Thread(() -> flood(flood), "chaos-flood");
+            thread.setDaemon(true);
+            threads.add(thread);
+        }
+    }
+
+    /** What the flooding client got: requests, those that called Redis, and those admitted. */
+    record Flood(long requests, long redisCalls, long admitted) {
+        double savedPct() {
+            return requests == 0 ? 0 : 100.0 * (requests - redisCalls) / requests;
+        }
+    }
+
+    private final AtomicLong floodRequests = new AtomicLong();
+    private final AtomicLong floodRedisCalls = new AtomicLong();
+    private final AtomicLong floodAdmitted = new AtomicLong();
+
+    Flood flood() {
+        return new Flood(floodRequests.get(), floodRedisCalls.get(), floodAdmitted.get());
+    }
+
+    private void flood(Rule rule) {
+        try {
+            List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=203.0.113.66")));
+            while (running) {
+                long[] call = REDIS_CALL.get();
+                call[0] = 0;
+                try {
+                    if (limiter.decide(request).allowed()) floodAdmitted.incrementAndGet();
+                } catch (RuntimeException e) {
+                    unexpected.compareAndSet(null, e);
+                }
+                floodRequests.incrementAndGet();
+                if (call[0] == 1) floodRedisCalls.incrementAndGet();
+                Thread.yield();
+            }
+        } finally {
+            stopped.countDown();
         }
     }
 
@@ -82,7 +131,7 @@ final class ChaosLoad implements AutoCloseable {
             long i = 0;
             while (running) {
                 Rule rule = rules.get((int) (i % rules.size()));
-                List<Acquisition> request = List.of(new Acquisition(rule, "ip=10.0." + id + "." + (i % 50)));
+                List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=10.0." + id + "." + (i % 50))));
                 long[] call = REDIS_CALL.get();
                 call[0] = 0;
                 call[1] = 0;

@@ -37,6 +37,11 @@ final class ChaosOutcome {
         load.close();
         ChaosOutcome o = new ChaosOutcome(load, faultAt, mendedAt);
         System.out.println(o.line(scenario));
+        ChaosLoad.Flood flood = load.flood();
+        if (flood.requests() > 0) {
+            System.out.printf(Locale.ROOT, "CHAOS %s flood: requests=%d redis-calls=%d saved-pct=%.2f admitted=%d%n",
+                    scenario, flood.requests(), flood.redisCalls(), flood.savedPct(), flood.admitted());
+        }
         if (Boolean.getBoolean("chaos.debug")) {
             o.all.stream().filter(Sample::calledRedis).sorted((a, b) -> Long.compare(b.nanos(), a.nanos())).limit(8)
                     .forEach(x -> System.out.printf(Locale.ROOT, "  slow: +%.1fms took %.1fms (Redis call %.1fms) %s%n",
@@ -50,11 +55,13 @@ final class ChaosOutcome {
     final long mendedAt;
     final Sample firstRedisAfterMend;
     final Throwable unexpected;
+    final ChaosLoad.Flood flood;
 
     ChaosOutcome(ChaosLoad load, long faultAt, long mendedAt) {
         this.all = load.samples().stream().filter(s -> s.startNanos() - faultAt >= 0).toList(); // warm-up excluded
         this.mendedAt = mendedAt;
         this.unexpected = load.unexpected();
+        this.flood = load.flood();
         this.firstRedisAfterMend = all.stream().filter(s -> s.byRedis() && s.startNanos() - mendedAt >= 0)
                 .findFirst().orElseThrow();
         long recoveredAt = firstRedisAfterMend.startNanos();
@@ -84,7 +91,7 @@ final class ChaosOutcome {
     }
 
     String line(String scenario) {
-        long fallback = fault.stream().filter(s -> s.source() == Source.LOCAL).count();
+        long fallback = fault.stream().filter(s -> s.source() == Source.BACKSTOP).count();
         long unavailable = fault.stream().filter(s -> s.source() == Source.UNAVAILABLE).count();
         return String.format(Locale.ROOT, "CHAOS %s: decisions=%d during-fault=%d fallback=%d unavailable=%d "
                         + "failed-redis-calls=%d p99-during-fault-ms=%.2f max-redis-call-ms=%.1f max-without-redis-ms=%.2f "
@@ -100,12 +107,17 @@ final class ChaosOutcome {
 
     void assertContract(long redisBoundMs, long maxFailedCalls, long recoveryBoundMs) {
         assertThat(unexpected).as("exceptions thrown by decide()").isNull();
+        if (flood.requests() > 0) {
+            assertThat(flood.savedPct()).as("%% of the denied client's flood answered without Redis").isGreaterThan(99.0);
+            assertThat(flood.admitted()).as("flood requests admitted: its one an hour, and one more from a Redis that"
+                    + " came back empty").isLessThanOrEqualTo(2);
+        }
         assertThat(all).as("open rules: every decision admits, none unavailable")
                 .filteredOn(s -> !s.closedRule())
                 .allSatisfy(s -> {
                     assertThat(s.failed()).isFalse();
                     assertThat(s.allowed()).isTrue();
-                    assertThat(s.source()).isIn(Source.REDIS, Source.LOCAL);
+                    assertThat(s.source()).isIn(Source.REDIS, Source.BACKSTOP);
                 });
         assertThat(all).as("closed rules: decided by Redis or refused as unavailable, never by the backstop")
                 .filteredOn(Sample::closedRule)

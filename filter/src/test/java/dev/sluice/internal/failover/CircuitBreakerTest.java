@@ -63,7 +63,7 @@ class CircuitBreakerTest {
         assertThat(breaker.acquire()).isEqualTo(Permit.REJECTED);
         now.advance(1);
 
-        assertThat(breaker.acquire()).isEqualTo(Permit.PROBE);
+        assertThat(breaker.acquire().kind()).isEqualTo(Permit.Kind.PROBE);
         assertThat(breaker.state()).isEqualTo(State.HALF_OPEN);
         assertThat(breaker.acquire()).isEqualTo(Permit.REJECTED);
         assertThat(breaker.acquire()).isEqualTo(Permit.REJECTED);
@@ -89,7 +89,7 @@ class CircuitBreakerTest {
         for (int i = 0; i < 5; i++) {
             now.advance(breaker.millisUntilProbe());
             Permit probe = breaker.acquire();
-            assertThat(probe).isEqualTo(Permit.PROBE);
+            assertThat(probe.kind()).isEqualTo(Permit.Kind.PROBE);
             breaker.onFailure(probe);
             intervals.add(breaker.millisUntilProbe());
         }
@@ -135,12 +135,44 @@ class CircuitBreakerTest {
     void aProbeThatNeverReportsIsReplacedAfterOneInterval() {
         fail(3);
         now.advance(250);
-        assertThat(breaker.acquire()).isEqualTo(Permit.PROBE);
+        assertThat(breaker.acquire().kind()).isEqualTo(Permit.Kind.PROBE);
         now.advance(249);
         assertThat(breaker.acquire()).isEqualTo(Permit.REJECTED);
         now.advance(1);
 
-        assertThat(breaker.acquire()).isEqualTo(Permit.PROBE);
+        assertThat(breaker.acquire().kind()).isEqualTo(Permit.Kind.PROBE);
+    }
+
+    /** The race a review found: a stale probe's late failure reopened the breaker and its replacement's success was dropped. */
+    @Test
+    void aReplacedProbesLateFailureDoesNotReopenTheBreakerOverItsReplacement() {
+        fail(3);
+        now.advance(250);
+        Permit stale = breaker.acquire();
+        now.advance(250);
+        Permit replacement = breaker.acquire();
+        assertThat(replacement.kind()).isEqualTo(Permit.Kind.PROBE);
+
+        breaker.onFailure(stale);
+        assertThat(breaker.state()).as("the stale probe says nothing new").isEqualTo(State.HALF_OPEN);
+        breaker.onSuccess(replacement);
+
+        assertThat(breaker.state()).isEqualTo(State.CLOSED);
+        assertThat(breaker.acquire()).isEqualTo(Permit.CALL);
+    }
+
+    @Test
+    void aReplacedProbesLateSuccessClosesTheBreaker() {
+        fail(3);
+        now.advance(250);
+        Permit stale = breaker.acquire();
+        now.advance(250);
+        Permit replacement = breaker.acquire();
+
+        breaker.onSuccess(stale);
+        assertThat(breaker.state()).as("Redis answered within the timeout after all").isEqualTo(State.CLOSED);
+        breaker.onFailure(replacement);
+        assertThat(breaker.state()).as("a probe of a closed breaker reports nothing").isEqualTo(State.CLOSED);
     }
 
     @Test
@@ -158,7 +190,7 @@ class CircuitBreakerTest {
                     start.await();
                     for (int i = 0; i < 1000; i++) {
                         Permit p = breaker.acquire();
-                        if (p == Permit.PROBE) probes.incrementAndGet();
+                        if (p.kind() == Permit.Kind.PROBE) probes.incrementAndGet();
                         else if (p == Permit.REJECTED) rejected.incrementAndGet();
                     }
                 } catch (Exception e) {

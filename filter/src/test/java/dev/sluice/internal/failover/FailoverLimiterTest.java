@@ -1,5 +1,6 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
@@ -42,7 +43,7 @@ class FailoverLimiterTest {
     @Test
     void redisDecidesEverythingWhileItAnswers() {
         for (int i = 0; i < 10; i++) {
-            Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1"), new Acquisition(LOGIN, "ip=1")));
+            Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")), new Acquisition(LOGIN, ClientKey.parse("ip=1"))));
             assertThat(d.rules()).extracting(RuleDecision::source).containsOnly(Source.REDIS);
         }
         assertThat(redis.calls).isEqualTo(10);
@@ -54,16 +55,16 @@ class FailoverLimiterTest {
     void openRuleFallsBackToLocalEngineAtItsFallbackLimit() {
         redis.failing = true;
 
-        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1", 2)));
+        Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"), 2)));
 
         assertThat(d.allowed()).isTrue();
         assertThat(d.rules()).singleElement().satisfies(r -> {
-            assertThat(r.source()).isEqualTo(Source.LOCAL);
+            assertThat(r.source()).isEqualTo(Source.BACKSTOP);
             assertThat(r.rule().limit()).isEqualTo(10);
         });
         assertThat(local.received).singleElement().satisfies(a -> {
             assertThat(a.rule().limit()).isEqualTo(API.fallbackLimit());
-            assertThat(a.clientKey()).isEqualTo("ip=1");
+            assertThat(a.clientKey()).isEqualTo(ClientKey.parse("ip=1"));
             assertThat(a.cost()).isEqualTo(2);
         });
     }
@@ -73,7 +74,7 @@ class FailoverLimiterTest {
         redis.failing = true;
         local.allow = false;
 
-        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
 
         assertThat(d.allowed()).isFalse();
         assertThat(d.unavailable()).isFalse();
@@ -83,7 +84,7 @@ class FailoverLimiterTest {
     void closedRuleIsRefusedAsUnavailableWithRetryAfterOfAtLeastOneSecond() {
         redis.failing = true;
 
-        Decision d = limiter.decide(List.of(new Acquisition(LOGIN, "ip=1")));
+        Decision d = limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=1"))));
 
         assertThat(d.allowed()).isFalse();
         assertThat(d.unavailable()).isTrue();
@@ -99,7 +100,7 @@ class FailoverLimiterTest {
     void requestWithAClosedRuleIsRefusedAndItsOpenRulesAreNotCharged() {
         redis.failing = true;
 
-        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1"), new Acquisition(LOGIN, "ip=1")));
+        Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")), new Acquisition(LOGIN, ClientKey.parse("ip=1"))));
 
         assertThat(d.allowed()).isFalse();
         assertThat(d.unavailable()).isTrue();
@@ -112,14 +113,14 @@ class FailoverLimiterTest {
     void openBreakerSkipsRedisEntirely() {
         redis.failing = true;
         for (int i = 0; i < BREAKER.failureThreshold(); i++) {
-            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+            limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
         }
         assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
         int callsWhenOpened = redis.calls;
 
         for (int i = 0; i < 100; i++) {
-            Decision d = limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
-            assertThat(d.rules().get(0).source()).isEqualTo(Source.LOCAL);
+            Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i))));
+            assertThat(d.rules().get(0).source()).isEqualTo(Source.BACKSTOP);
         }
 
         assertThat(redis.calls).isEqualTo(callsWhenOpened);
@@ -132,11 +133,11 @@ class FailoverLimiterTest {
         now.advance(200);
         // second probe failing doubles the interval to 2 s
         now.advance(800);
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
         assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
         now.advance(500);
 
-        Decision d = limiter.decide(List.of(new Acquisition(LOGIN, "ip=1")));
+        Decision d = limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=1"))));
 
         assertThat(d.retryAfterMs()).isEqualTo(1500);
     }
@@ -148,30 +149,30 @@ class FailoverLimiterTest {
         redis.failing = false;
         int callsWhenOpened = redis.calls;
 
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
         assertThat(redis.calls).as("no call before the open interval ends").isEqualTo(callsWhenOpened);
 
         now.advance(1000);
-        Decision probe = limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        Decision probe = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
 
         assertThat(probe.rules().get(0).source()).isEqualTo(Source.REDIS);
         assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
-        assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source()).isEqualTo(Source.REDIS);
+        assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source()).isEqualTo(Source.REDIS);
     }
 
     @Test
     void outageIsLoggedOnceWhenLostAndOnceWhenBackWithTheCountOfFallbacks() {
         redis.failing = true;
         for (int i = 0; i < 50; i++) {
-            limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
+            limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i))));
         }
         for (int i = 0; i < 7; i++) {
-            limiter.decide(List.of(new Acquisition(LOGIN, "ip=" + i)));
+            limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=" + i))));
         }
         redis.failing = false;
         now.advance(1000);
         for (int i = 0; i < 50; i++) {
-            limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
+            limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i))));
         }
 
         assertThat(log.at(Level.WARN)).singleElement().satisfies(l -> {
@@ -186,9 +187,9 @@ class FailoverLimiterTest {
     void flappingRedisWarnsAtMostOncePerQuietPeriodAndSaysHowManyOutagesWereNotAnnounced() {
         for (int flap = 0; flap < 5; flap++) {
             redis.failing = true;
-            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+            limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
             redis.failing = false;
-            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+            limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
             now.advance(1000);
         }
         assertThat(log.at(Level.WARN)).hasSize(1);
@@ -196,7 +197,7 @@ class FailoverLimiterTest {
 
         now.advance(60_000);
         redis.failing = true;
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
 
         assertThat(log.at(Level.WARN)).hasSize(2);
         assertThat(log.at(Level.WARN).get(1).message()).contains("4 shorter outages since the last warning");
@@ -205,16 +206,16 @@ class FailoverLimiterTest {
     @Test
     void anOutageThatStartsInTheQuietPeriodIsAnnouncedWhenTheQuietPeriodEnds() {
         redis.failing = true;
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
         redis.failing = false;
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
         now.advance(5_000);
         redis.failing = true;
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
         assertThat(log.at(Level.WARN)).hasSize(1);
 
         now.advance(60_000);
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
 
         assertThat(log.at(Level.WARN)).hasSize(2);
         assertThat(log.at(Level.WARN).get(1).message()).contains("since 60000 ms");
@@ -226,7 +227,7 @@ class FailoverLimiterTest {
         redis.failure = new LimiterUnavailableException("Redis call failed",
                 new IllegalStateException("could not reach rediss://sluice:s3cret-pass@10.0.0.1:6380"), false);
 
-        limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
 
         assertThat(log.lines()).isNotEmpty().allSatisfy(l -> assertThat(l.message()).doesNotContain("s3cret"));
         assertThat(log.at(Level.WARN).get(0).message()).contains("rediss://****@10.0.0.1:6380");
@@ -237,10 +238,10 @@ class FailoverLimiterTest {
         redis.failing = true;
         redis.failure = new ClassCastException("unexpected reply");
 
-        Decision d = limiter.decide(List.of(new Acquisition(API, "ip=1")));
+        Decision d = limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
 
         assertThat(d.allowed()).isTrue();
-        assertThat(d.rules().get(0).source()).isEqualTo(Source.LOCAL);
+        assertThat(d.rules().get(0).source()).isEqualTo(Source.BACKSTOP);
     }
 
     @Test
@@ -248,7 +249,7 @@ class FailoverLimiterTest {
         redis.failing = true;
         redis.failure = new IllegalArgumentException("rule api is asked twice for client ip=1");
 
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> limiter.decide(List.of(new Acquisition(API, "ip=1"))))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(log.lines()).isEmpty();
         assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
@@ -262,7 +263,7 @@ class FailoverLimiterTest {
 
     private void tripBreaker() {
         for (int i = 0; i < BREAKER.failureThreshold(); i++) {
-            limiter.decide(List.of(new Acquisition(API, "ip=1")));
+            limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1"))));
         }
         assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.OPEN);
     }

@@ -1,6 +1,10 @@
 package dev.sluice.internal.failover;
 
 import dev.sluice.config.SluiceConfig;
+import dev.sluice.internal.LimiterStack;
+import dev.sluice.internal.metrics.SluiceMetrics;
+import dev.sluice.limiter.RateLimiter;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -8,13 +12,8 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision.Source;
 import dev.sluice.internal.local.LocalEngine;
-import dev.sluice.internal.metrics.SluiceMetrics;
-import dev.sluice.internal.redis.RedisClients;
-import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.testing.RedisProcess;
-import dev.sluice.testing.TestRedisSettings;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.UnifiedJedis;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
@@ -24,8 +23,9 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A flood of distinct client identities while Redis is down: the local backstop decides them all and
- * keeps at most {@code local.max-keys} states, so its heap stays bounded. (The HTTP version, with
+ * A flood of distinct client identities while Redis is down, through the production composition
+ * (denied-client cache, failure handling, Redis engine): the local backstop decides them all and keeps
+ * at most {@code local.max-keys} states, so its heap stays bounded. (The HTTP version, with
  * spoofed forwarded headers, is the filter's.)
  */
 class HostileKeysIT {
@@ -36,23 +36,23 @@ class HostileKeysIT {
     @Test
     void aMillionDistinctClientsWithRedisDownKeepTheBackstopBounded() {
         Rule rule = Rule.of("api", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));
-        LocalEngine local = new LocalEngine(Clock.SYSTEM, MAX_KEYS);
         int deadPort = RedisProcess.freePort();
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
-        try (UnifiedJedis jedis = RedisClients.create(TestRedisSettings.standalone("redis://127.0.0.1:" + deadPort).build());
-             FailoverLimiter limiter = new FailoverLimiter(new RedisEngine(jedis, "hostile:", true, Clock.SYSTEM, false),
-                     local, new SluiceConfig.BreakerSettings(3, Duration.ofMillis(100), Duration.ofSeconds(1)),
-                     "redis://127.0.0.1:" + deadPort, new SluiceMetrics())) {
-            limiter.decide(List.of(new Acquisition(rule, "warm-up")));
+        SluiceConfig config = SluiceConfig.builder().rule(rule).redisUrl("redis://127.0.0.1:" + deadPort)
+                .keyPrefix("hostile:").localMaxKeys(MAX_KEYS).build();
+        try (LimiterStack stack = LimiterStack.build(config, Clock.SYSTEM, null, new SluiceMetrics())) {
+            RateLimiter limiter = stack.limiter();
+            LocalEngine local = stack.local();
+            limiter.decide(List.of(new Acquisition(rule, ClientKey.parse("warm-up"))));
             System.gc();
             long heapBefore = memory.getHeapMemoryUsage().getUsed();
             int maxSeen = 0;
             long local429s = 0;
 
             for (int i = 0; i < IDENTITIES; i++) {
-                Decision d = limiter.decide(List.of(new Acquisition(rule, "ip=" + (i >>> 16) + "." + ((i >>> 8) & 255)
-                        + "." + (i & 255) + ".7")));
-                if (d.rules().get(0).source() != Source.LOCAL) {
+                Decision d = limiter.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=" + (i >>> 16) + "." + ((i >>> 8) & 255)
+                        + "." + (i & 255) + ".7"))));
+                if (d.rules().get(0).source() != Source.BACKSTOP) {
                     throw new AssertionError("decision " + i + " not by the backstop: " + d);
                 }
                 if (!d.allowed()) local429s++;

@@ -1,5 +1,7 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.testing.StandardError;
+import dev.sluice.key.ClientKey;
 import dev.sluice.Sluice;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.config.SluiceConfig.RedisSettings;
@@ -48,21 +50,21 @@ class SecretsNotLoggedTest {
                 admin.aclSetUser("sluice", "on", ">" + PASSWORD, "~*", "+@all");
                 admin.aclSetUser("default", "off");
             }
-            log = captureStandardError(() -> {
+            log = StandardError.capture(() -> {
                 RedisSettings wrong = TestRedisSettings.standalone("redis://sluice:" + WRONG_PASSWORD + "@127.0.0.1:"
                         + server.port()).timeout(Duration.ofSeconds(1)).build();
-                assertThat(decideOnce(wrong)).as("a wrong password falls back").isEqualTo(Source.LOCAL);
+                assertThat(decideOnce(wrong)).as("a wrong password falls back").isEqualTo(Source.BACKSTOP);
 
                 RedisSettings right = TestRedisSettings.standalone("redis://sluice:" + PASSWORD + "@127.0.0.1:"
                         + server.port()).timeout(Duration.ofSeconds(1)).build();
                 LoggerFactory.getLogger(SecretsNotLoggedTest.class).info("settings as an application might log them: {}", right);
                 try (UnifiedJedis jedis = RedisClients.create(right);
                      FailoverLimiter limiter = limiter(jedis, right)) {
-                    assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source())
+                    assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source())
                             .isEqualTo(Source.REDIS);
                     server.kill();
-                    assertThat(limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source())
-                            .isEqualTo(Source.LOCAL);
+                    assertThat(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source())
+                            .isEqualTo(Source.BACKSTOP);
                 }
             });
         }
@@ -74,7 +76,7 @@ class SecretsNotLoggedTest {
     private static Source decideOnce(RedisSettings settings) {
         try (UnifiedJedis jedis = RedisClients.create(settings);
              FailoverLimiter limiter = limiter(jedis, settings)) {
-            return limiter.decide(List.of(new Acquisition(API, "ip=1"))).rules().get(0).source();
+            return limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))).rules().get(0).source();
         }
     }
 
@@ -83,30 +85,4 @@ class SecretsNotLoggedTest {
                 new LocalEngine(Clock.SYSTEM, 100), BREAKER, settings.describe(), new SluiceMetrics());
     }
 
-    /** Everything written to System.err while {@code action} runs (also passed through). */
-    private static String captureStandardError(Runnable action) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        OutputStream tee = new OutputStream() {
-            @Override
-            public void write(int b) {
-                captured.write(b);
-                original.write(b);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                captured.write(b, off, len);
-                original.write(b, off, len);
-            }
-        };
-        System.setErr(new PrintStream(tee, true, StandardCharsets.UTF_8));
-        try {
-            action.run();
-        } finally {
-            System.err.flush();
-            System.setErr(original);
-        }
-        return captured.toString(StandardCharsets.UTF_8);
-    }
 }

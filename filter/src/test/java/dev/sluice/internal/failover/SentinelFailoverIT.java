@@ -1,5 +1,6 @@
 package dev.sluice.internal.failover;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -65,9 +66,9 @@ class SentinelFailoverIT {
                 assertThat(((JedisSentineled) jedis).getCurrentMaster().getPort()).isEqualTo(newMaster);
             }
             // a decision after the switch is written on the new master
-            limiter.decide(List.of(new dev.sluice.limiter.Acquisition(API, "after-failover")));
+            limiter.decide(List.of(new dev.sluice.limiter.Acquisition(API, ClientKey.parse("after-failover"))));
             try (Jedis newMaster = new Jedis("127.0.0.1", group.masterPort(), 1000)) {
-                assertThat(newMaster.exists(engine.key(API, "after-failover"))).isTrue();
+                assertThat(newMaster.exists(engine.key(API, ClientKey.parse("after-failover")))).isTrue();
             }
             // the switch may cost a few failed calls (the old master turning read-only, its clients killed),
             // and a Sentinel announcement takes up to a second or two: recovery is measured from the announcement

@@ -1,21 +1,31 @@
 package dev.sluice.internal.http;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.RuleDecision.Source;
+import dev.sluice.internal.local.LocalEngine;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.TestSeed;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 class RateLimitHeadersTest {
 
@@ -25,19 +35,50 @@ class RateLimitHeadersTest {
     @Test
     void draftFieldsListEveryRuleThatAppliedInOrder() {
         Decision d = Decision.of(List.of(
-                new RuleDecision(API, true, 42, 0, 16_200, 0, Source.REDIS),
-                new RuleDecision(LOGIN, true, 4, 0, 59_001, 0, Source.REDIS)));
+                new RuleDecision(API, true, 42, 0, 16_200, 1_200, 0, Source.REDIS),
+                new RuleDecision(LOGIN, true, 4, 0, 59_001, 59_001, 0, Source.REDIS)));
         Map<String, String> h = write(HeaderStyle.DRAFT, d);
         assertThat(h).containsEntry("RateLimit-Policy", "\"api\";q=100;w=60, \"login\";q=5;w=60")
-                .containsEntry("RateLimit", "\"api\";r=42;t=17, \"login\";r=4;t=60")
+                .containsEntry("RateLimit", "\"api\";r=42;t=2, \"login\";r=4;t=60")
                 .doesNotContainKey("X-RateLimit-Limit");
+        assertThat(RateLimitItems.parse(h.get("RateLimit-Policy"), "q", "w"))
+                .containsExactly(entry("api", Map.of("q", 100L, "w", 60L)), entry("login", Map.of("q", 5L, "w", 60L)));
+        assertThat(RateLimitItems.parse(h.get("RateLimit"), "r", "t"))
+                .containsExactly(entry("api", Map.of("r", 42L, "t", 2L)), entry("login", Map.of("r", 4L, "t", 60L)));
+    }
+
+    @Test
+    void allowedTIsTheTimeUntilMoreQuotaAndLegacyResetTheTimeToAFullQuota() {
+        // a 10-a-minute token bucket after two requests: the next token in 6 s, full in 12 s
+        Rule bucket = Rule.of("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+        Map<String, String> h = write(HeaderStyle.BOTH,
+                Decision.of(List.of(new RuleDecision(bucket, true, 8, 0, 12_000, 6_000, 0, Source.REDIS))));
+        assertThat(RateLimitItems.parse(h.get("RateLimit"), "r", "t")).containsExactly(entry("api", Map.of("r", 8L, "t", 6L)));
+        assertThat(h).containsEntry("X-RateLimit-Remaining", "8").containsEntry("X-RateLimit-Reset", "12");
+    }
+
+    @Test
+    void tIsRoundedUpSoThatWaitingItAlwaysFindsMoreQuota() {
+        for (long[] msAndSeconds : new long[][]{{1, 1}, {999, 1}, {1_000, 1}, {1_001, 2}, {59_999, 60}}) {
+            Decision d = Decision.of(List.of(new RuleDecision(API, true, 3, 0, 90_000, msAndSeconds[0], 0, Source.REDIS)));
+            assertThat(RateLimitItems.parse(write(HeaderStyle.DRAFT, d).get("RateLimit"), "r", "t").get("api"))
+                    .as("%d ms", msAndSeconds[0]).containsEntry("t", msAndSeconds[1]);
+        }
+    }
+
+    @Test
+    void aFullQuotaHasTZero() {
+        Decision d = Decision.of(List.of(new RuleDecision(API, true, 100, 0, 0, 0, 0, Source.REDIS)));
+        Map<String, String> h = write(HeaderStyle.BOTH, d);
+        assertThat(RateLimitItems.parse(h.get("RateLimit"), "r", "t")).containsExactly(entry("api", Map.of("r", 100L, "t", 0L)));
+        assertThat(h).containsEntry("X-RateLimit-Reset", "0");
     }
 
     @Test
     void legacyFieldsShowTheRuleClosestToItsLimit() {
         Decision d = Decision.of(List.of(
-                new RuleDecision(API, true, 42, 0, 16_200, 0, Source.REDIS),
-                new RuleDecision(LOGIN, true, 1, 0, 30_000, 0, Source.REDIS)));
+                new RuleDecision(API, true, 42, 0, 16_200, 600, 0, Source.REDIS),
+                new RuleDecision(LOGIN, true, 1, 0, 30_000, 30_000, 0, Source.REDIS)));
         Map<String, String> h = write(HeaderStyle.LEGACY, d);
         assertThat(h).containsEntry("X-RateLimit-Limit", "5").containsEntry("X-RateLimit-Remaining", "1")
                 .containsEntry("X-RateLimit-Reset", "30").doesNotContainKey("RateLimit");
@@ -46,12 +87,51 @@ class RateLimitHeadersTest {
     @Test
     void denyingRulesTIsItsRetryAfterAndAtLeastOneSecond() {
         Decision d = Decision.of(List.of(
-                new RuleDecision(API, true, 99, 0, 600, 0, Source.REDIS),
-                new RuleDecision(LOGIN, false, 0, 120, 40_000, 0, Source.REDIS)));
+                new RuleDecision(API, true, 99, 0, 600, 600, 0, Source.REDIS),
+                new RuleDecision(LOGIN, false, 0, 120, 40_000, 120, 0, Source.REDIS)));
         Map<String, String> h = write(HeaderStyle.BOTH, d);
-        assertThat(h).containsEntry("RateLimit", "\"api\";r=99;t=1, \"login\";r=0;t=1")
-                .containsEntry("X-RateLimit-Limit", "5").containsEntry("X-RateLimit-Reset", "1");
+        assertThat(RateLimitItems.parse(h.get("RateLimit"), "r", "t"))
+                .containsExactly(entry("api", Map.of("r", 99L, "t", 1L)), entry("login", Map.of("r", 0L, "t", 1L)));
+        assertThat(h).containsEntry("X-RateLimit-Limit", "5").containsEntry("X-RateLimit-Reset", "1");
         assertThat(RateLimitHeaders.retryAfterSeconds(d.retryAfterMs())).isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmsFieldsParseAndShowItsFigures(Algorithm algorithm) {
+        // random requests of one client through the local engine: every field a response would carry parses,
+        // r is the remaining, t the next (allowed) or the retry-after (denied), and Retry-After is never earlier
+        long seed = TestSeed.get() + algorithm.ordinal();
+        Random rnd = new Random(seed);
+        ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY);
+        long limit = 1 + rnd.nextInt(20);
+        Duration maxDelay = algorithm == Algorithm.LEAKY_BUCKET ? Duration.ofMillis(rnd.nextInt(20_000)) : Duration.ZERO;
+        Rule rule = new Rule("r-" + algorithm.id(), algorithm, limit, Duration.ofMillis(1 + rnd.nextInt(90_000)), limit, 1,
+                FailurePolicy.OPEN, limit, maxDelay);
+        Rule other = Rule.of("other", Algorithm.TOKEN_BUCKET, 50, Duration.ofSeconds(10));
+        try (LocalEngine engine = new LocalEngine(clock, 100)) {
+            for (int i = 0; i < 300; i++) {
+                clock.advance(rnd.nextInt(4) == 0 ? 0 : rnd.nextInt((int) rule.windowMillis() / 3 + 1));
+                long cost = 1 + rnd.nextInt((int) rule.limit());
+                List<Acquisition> request = rnd.nextBoolean() ? List.of(new Acquisition(rule, ClientKey.parse("c"), cost))
+                        : List.of(new Acquisition(other, ClientKey.parse("c")), new Acquisition(rule, ClientKey.parse("c"), cost));
+                Decision d = engine.decide(request);
+                Map<String, String> h = write(HeaderStyle.BOTH, d);
+                String context = TestSeed.replay() + ", step " + i + ": " + d + " -> " + h;
+                Map<String, Map<String, Long>> current = RateLimitItems.parse(h.get("RateLimit"), "r", "t");
+                Map<String, Map<String, Long>> policy = RateLimitItems.parse(h.get("RateLimit-Policy"), "q", "w");
+                assertThat(current.keySet()).as(context).containsExactlyElementsOf(policy.keySet());
+                for (RuleDecision r : d.rules()) {
+                    long t = r.allowed() ? (r.nextMs() + 999) / 1000 : Math.max(1, (r.retryAfterMs() + 999) / 1000);
+                    assertThat(current.get(r.rule().name())).as(context).isEqualTo(Map.of("r", r.remaining(), "t", t));
+                    assertThat(policy.get(r.rule().name())).as(context)
+                            .isEqualTo(Map.of("q", r.rule().limit(), "w", (r.rule().windowMillis() + 999) / 1000));
+                    if (!r.allowed()) {
+                        assertThat(RateLimitHeaders.retryAfterSeconds(d.retryAfterMs())).as(context).isGreaterThanOrEqualTo(t);
+                    }
+                }
+            }
+        }
     }
 
     @Test

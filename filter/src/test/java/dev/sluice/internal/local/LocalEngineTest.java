@@ -1,5 +1,6 @@
 package dev.sluice.internal.local;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
@@ -27,19 +28,19 @@ class LocalEngineTest {
     private final Rule perMinute = Rule.of("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
 
     private boolean ask(LocalEngine engine, Rule rule, String client) {
-        return engine.decide(List.of(new Acquisition(rule, client))).allowed();
+        return engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client)))).allowed();
     }
 
     @Test
     void aRuleBuiltAnewStillFindsItsClientsBeyondTheRuleCache() {
         LocalEngine engine = new LocalEngine(clock, 100_000);
         for (int i = 0; i < 5_000; i++) { // more distinct rules than the engine caches
-            engine.decide(List.of(new Acquisition(Rule.of("r" + i, Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1)), "c")));
+            engine.decide(List.of(new Acquisition(Rule.of("r" + i, Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1)), ClientKey.parse("c"))));
         }
         int admitted = 0;
         for (int i = 0; i < 5; i++) {
             Rule equalCopy = Rule.of("late", Algorithm.FIXED_WINDOW, 3, Duration.ofMinutes(1));
-            if (engine.decide(List.of(new Acquisition(equalCopy, "c"))).allowed()) admitted++;
+            if (engine.decide(List.of(new Acquisition(equalCopy, ClientKey.parse("c")))).allowed()) admitted++;
         }
         assertThat(admitted).as("equal rules share their clients' state").isEqualTo(3);
     }
@@ -98,7 +99,7 @@ class LocalEngineTest {
     void deniedRequestsOfUnknownClientsStoreNothing() {
         LocalEngine engine = new LocalEngine(clock, 10_000);
         for (int i = 0; i < 100; i++) {
-            Decision d = engine.decide(List.of(new Acquisition(perMinute, "c" + i, 6)));
+            Decision d = engine.decide(List.of(new Acquisition(perMinute, ClientKey.parse("c" + i), 6)));
             assertThat(d.allowed()).isFalse();
         }
         assertThat(engine.keyCount()).isZero();
@@ -107,7 +108,7 @@ class LocalEngineTest {
     @Test
     void aRuleAskedTwiceInOneRequestIsAProgrammingError() {
         LocalEngine engine = new LocalEngine(clock, 100);
-        assertThatThrownBy(() -> engine.decide(List.of(new Acquisition(perMinute, "a"), new Acquisition(perMinute, "a"))))
+        assertThatThrownBy(() -> engine.decide(List.of(new Acquisition(perMinute, ClientKey.parse("a")), new Acquisition(perMinute, ClientKey.parse("a")))))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -124,8 +125,8 @@ class LocalEngineTest {
         LocalEngine engine = new LocalEngine(clock, 10_000);
         Rule a = Rule.of("a", Algorithm.FIXED_WINDOW, 2_000, Duration.ofHours(1));
         Rule b = Rule.of("b", Algorithm.TOKEN_BUCKET, 1_000, Duration.ofHours(1));
-        List<Acquisition> ab = List.of(new Acquisition(a, "x"), new Acquisition(b, "x"));
-        List<Acquisition> ba = List.of(new Acquisition(b, "x"), new Acquisition(a, "x"));
+        List<Acquisition> ab = List.of(new Acquisition(a, ClientKey.parse("x")), new Acquisition(b, ClientKey.parse("x")));
+        List<Acquisition> ba = List.of(new Acquisition(b, ClientKey.parse("x")), new Acquisition(a, ClientKey.parse("x")));
         int[] turn = {0};
         int admitted = runConcurrently(8, 400, () -> {
             boolean flip;
@@ -136,7 +137,7 @@ class LocalEngineTest {
         });
         assertThat(admitted).isEqualTo(1_000);
         // b was exhausted; a took exactly what the admitted requests took, nothing for the denied ones
-        Decision probe = engine.decide(List.of(new Acquisition(a, "x")));
+        Decision probe = engine.decide(List.of(new Acquisition(a, ClientKey.parse("x"))));
         assertThat(probe.rules().get(0).remaining()).isEqualTo(2_000 - 1_000 - 1);
     }
 

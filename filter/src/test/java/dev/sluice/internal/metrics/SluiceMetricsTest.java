@@ -1,5 +1,6 @@
 package dev.sluice.internal.metrics;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.internal.failover.FailoverLimiter;
 import dev.sluice.limiter.Acquisition;
@@ -146,8 +147,8 @@ class SluiceMetricsTest {
         ObjectName instance = SluiceMetrics.instanceObjectName("failover");
         assertThat(server.getAttribute(instance, "BreakerState")).isEqualTo("CLOSED");
 
-        for (int i = 0; i < 10; i++) limiter.decide(List.of(new Acquisition(API, "ip=" + i)));
-        limiter.decide(List.of(new Acquisition(LOGIN, "ip=1")));
+        for (int i = 0; i < 10; i++) limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i))));
+        limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=1"))));
 
         assertThat(server.getAttribute(instance, "RedisErrors")).isEqualTo(2L);
         assertThat(server.getAttribute(instance, "RedisTimeouts")).isEqualTo(2L);

@@ -1,5 +1,6 @@
 package dev.sluice.internal.redis;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -92,7 +93,7 @@ class ClusterIT {
         Rule rule = Rule.of("spread", Algorithm.FIXED_WINDOW, LIMIT, HOUR);
         RedisEngine engine = instance("t:cluster:spread:");
         for (int c = 0; c < 300; c++) {
-            engine.decide(List.of(new Acquisition(rule, "ip=10.1." + (c / 256) + "." + (c % 256))));
+            engine.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.1." + (c / 256) + "." + (c % 256)))));
         }
 
         Map<Integer, Integer> perNode = cluster.keysPerNode("t:cluster:spread:*");
@@ -113,7 +114,7 @@ class ClusterIT {
 
         List<Decision> decisions = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            decisions.add(engine.decide(List.of(new Acquisition(a, "ip=10.9.9.9"), new Acquisition(b, "ip=10.9.9.9"))));
+            decisions.add(engine.decide(List.of(new Acquisition(a, ClientKey.parse("ip=10.9.9.9")), new Acquisition(b, ClientKey.parse("ip=10.9.9.9")))));
         }
 
         assertThat(decisions).extracting(Decision::allowed).containsExactly(true, true, true, false, false);
@@ -129,14 +130,14 @@ class ClusterIT {
         String client = "ip=192.0.2.1";
         RuleDecision before = null;
         for (int i = 0; i < 5; i++) {
-            before = engine.decide(List.of(new Acquisition(rule, client))).rules().get(0);
+            before = engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client)))).rules().get(0);
         }
-        String key = engine.key(rule, client);
+        String key = engine.key(rule, ClientKey.parse(client));
         RedisProcess owner = cluster.ownerOf(key);
         RedisProcess target = cluster.nodes().stream().filter(n -> n != owner).findFirst().orElseThrow();
 
         cluster.moveSlotOf(key, target);
-        RuleDecision after = engine.decide(List.of(new Acquisition(rule, client))).rules().get(0);
+        RuleDecision after = engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client)))).rules().get(0);
 
         assertThat(cluster.ownerOf(key)).isSameAs(target);
         assertThat(after.source()).isEqualTo(RuleDecision.Source.REDIS);
@@ -164,7 +165,7 @@ class ClusterIT {
                     int i;
                     while ((i = next.getAndIncrement()) < total) {
                         String client = clientKeys.get(i % CLIENTS);
-                        RuleDecision d = engine.decide(List.of(new Acquisition(rule, client))).rules().get(0);
+                        RuleDecision d = engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client)))).rules().get(0);
                         assertThat(d.source()).isEqualTo(RuleDecision.Source.REDIS);
                         if (d.allowed()) allowed.get(client).incrementAndGet();
                     }

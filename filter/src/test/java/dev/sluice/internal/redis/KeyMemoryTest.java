@@ -1,5 +1,6 @@
 package dev.sluice.internal.redis;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
@@ -51,17 +52,17 @@ class KeyMemoryTest {
     private Measure measure(Rule rule, int requests, long gapMs, long cost) {
         ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + 7_000);
         RedisEngine engine = new RedisEngine(jedis, "rl:", false, clock, false);
-        String key = engine.key(rule, CLIENT);
+        String key = engine.key(rule, ClientKey.parse(CLIENT));
         jedis.del(key);
         RuleDecision last = null;
         int admitted = 0;
         for (int i = 0; i < requests; i++) {
-            last = engine.decide(List.of(new Acquisition(rule, CLIENT, cost))).rules().get(0);
+            last = engine.decide(List.of(new Acquisition(rule, ClientKey.parse(CLIENT), cost))).rules().get(0);
             if (last.allowed()) admitted += (int) cost;
             clock.advance(gapMs);
         }
         clock.advance(-gapMs);
-        RuleDecision probe = engine.decide(List.of(new Acquisition(rule, CLIENT, 1_000_000_000L))).rules().get(0);
+        RuleDecision probe = engine.decide(List.of(new Acquisition(rule, ClientKey.parse(CLIENT), 1_000_000_000L))).rules().get(0);
         long bytes = jedis.memoryUsage(key, 0);
         long pttl = jedis.pttl(key);
         return new Measure(bytes, probe, pttl, admitted);

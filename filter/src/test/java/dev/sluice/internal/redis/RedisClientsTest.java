@@ -1,8 +1,8 @@
 package dev.sluice.internal.redis;
 
-import dev.sluice.config.SluiceConfig.RedisSettings;
-import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.RedisProcess;
+import dev.sluice.config.SluiceConfig.RedisSettings;
 import dev.sluice.testing.TestRedisSettings;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.ConnectionPoolConfig;

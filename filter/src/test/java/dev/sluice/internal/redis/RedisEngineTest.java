@@ -1,5 +1,6 @@
 package dev.sluice.internal.redis;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
@@ -42,7 +43,7 @@ class RedisEngineTest {
     }
 
     private static RuleDecision ask(RedisEngine engine, Rule rule, String client, long cost) {
-        return engine.decide(List.of(new Acquisition(rule, client, cost))).rules().get(0);
+        return engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client), cost))).rules().get(0);
     }
 
     @Test
@@ -51,7 +52,7 @@ class RedisEngineTest {
         Rule rule = Rule.of("api", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         ask(engine, rule, "ip=203.0.113.7", 1);
         ask(engine, rule, "ip=203.0.113.7", 1);
-        assertThat(engine.key(rule, "ip=203.0.113.7")).isEqualTo(prefix + "{api:ip=203.0.113.7}");
+        assertThat(engine.key(rule, ClientKey.parse("ip=203.0.113.7"))).isEqualTo(prefix + "{api:ip=203.0.113.7}");
         assertThat(jedis.keys(prefix + "*")).containsExactly(prefix + "{api:ip=203.0.113.7}");
     }
 
@@ -61,7 +62,7 @@ class RedisEngineTest {
         Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(10));
         clock.advance(3_000);
         assertThat(ask(engine, rule, "a", 1).resetMs()).isEqualTo(7_000);
-        assertThat(jedis.pttl(engine.key(rule, "a"))).isBetween(7_000L - 500, 7_000L + 1_000);
+        assertThat(jedis.pttl(engine.key(rule, ClientKey.parse("a")))).isBetween(7_000L - 500, 7_000L + 1_000);
     }
 
     @Test
@@ -69,10 +70,10 @@ class RedisEngineTest {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
         Rule rule = Rule.of("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10));
         assertThat(ask(engine, rule, "a", 4).resetMs()).isEqualTo(4_000);
-        assertThat(jedis.pttl(engine.key(rule, "a"))).isBetween(4_000L - 500, 4_000L + 1_000);
+        assertThat(jedis.pttl(engine.key(rule, ClientKey.parse("a")))).isBetween(4_000L - 500, 4_000L + 1_000);
         clock.advance(1_000);
         ask(engine, rule, "a", 1); // 7 tokens left after this one: full again in 3 s... plus 1 refilled = 4 s
-        assertThat(jedis.pttl(engine.key(rule, "a"))).isBetween(4_000L - 500, 4_000L + 1_000);
+        assertThat(jedis.pttl(engine.key(rule, ClientKey.parse("a")))).isBetween(4_000L - 500, 4_000L + 1_000);
     }
 
     @Test
@@ -80,12 +81,12 @@ class RedisEngineTest {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
         Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
         ask(engine, rule, "a", 1);
-        String before = jedis.get(engine.key(rule, "a"));
+        String before = jedis.get(engine.key(rule, ClientKey.parse("a")));
         clock.advance(5_000);
         assertThat(ask(engine, rule, "a", 1).allowed()).isFalse();
-        assertThat(jedis.get(engine.key(rule, "a"))).isEqualTo(before);
+        assertThat(jedis.get(engine.key(rule, ClientKey.parse("a")))).isEqualTo(before);
         assertThat(ask(engine, rule, "b", 2).allowed()).isFalse();
-        assertThat(jedis.exists(engine.key(rule, "b"))).isFalse();
+        assertThat(jedis.exists(engine.key(rule, ClientKey.parse("b")))).isFalse();
     }
 
     @Test
@@ -95,12 +96,12 @@ class RedisEngineTest {
         Rule asBucket = Rule.of("api", Algorithm.TOKEN_BUCKET, 2, Duration.ofMinutes(1));
         Rule asWindow = Rule.of("api", Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1));
         ask(engine, asLog, "a", 2);
-        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("zset");
+        assertThat(jedis.type(engine.key(asLog, ClientKey.parse("a")))).isEqualTo("zset");
         assertThat(ask(engine, asBucket, "a", 1).remaining()).isEqualTo(1);
-        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("string");
+        assertThat(jedis.type(engine.key(asLog, ClientKey.parse("a")))).isEqualTo("string");
         assertThat(ask(engine, asWindow, "a", 1).remaining()).isEqualTo(1);
         assertThat(ask(engine, asLog, "a", 1).remaining()).isEqualTo(1);
-        assertThat(jedis.type(engine.key(asLog, "a"))).isEqualTo("zset");
+        assertThat(jedis.type(engine.key(asLog, ClientKey.parse("a")))).isEqualTo("zset");
     }
 
     @Test
@@ -164,7 +165,7 @@ class RedisEngineTest {
         long hourEnd = (before / 3_600_000 + 1) * 3_600_000;
         // the window is Redis's current hour, measured by Redis's TIME (same host as the test)
         assertThat(first.resetMs()).isBetween(hourEnd - after - 1_000, hourEnd - before + 1_000);
-        String stored = jedis.get(engine.key(rule, "a"));
+        String stored = jedis.get(engine.key(rule, ClientKey.parse("a")));
         assertThat(stored).isEqualTo("F" + (hourEnd - 3_600_000) + ":1");
         assertThat(ask(engine, rule, "a", 1).allowed()).isTrue();
         assertThat(ask(engine, rule, "a", 1).allowed()).isFalse();
@@ -236,7 +237,7 @@ class RedisEngineTest {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, true);
         Rule generous = Rule.of("generous", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         Rule strict = Rule.of("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
-        List<Acquisition> request = List.of(new Acquisition(generous, "a"), new Acquisition(strict, "a"));
+        List<Acquisition> request = List.of(new Acquisition(generous, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("a")));
         assertThat(engine.decide(request).allowed()).isTrue();
         Decision denied = engine.decide(request);
         assertThat(denied.allowed()).isFalse();

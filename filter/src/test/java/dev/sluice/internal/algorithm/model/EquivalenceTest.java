@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The reference models, the local engine and the Redis script give the same answers: thousands
  * of generated request sequences (random algorithms, parameters, costs, clients, multi-rule
  * requests, lagging clocks) replayed through all three, requiring the same allowed, remaining,
- * retry-after, reset and delay for every rule of every request. No rounding is tolerated: all
+ * retry-after, reset, next and delay for every rule of every request. No rounding is tolerated: all
  * three round durations up to the next whole millisecond and counts down to whole tokens.
  *
  * <p>{@code -Dsluice.equivalence.sequences=N} (default 1500) and {@code -Dsluice.equivalence.seed=S}
@@ -168,7 +168,7 @@ class EquivalenceTest {
     static List<Figures> figures(Decision d) {
         List<Figures> out = new ArrayList<>();
         for (RuleDecision r : d.rules()) {
-            out.add(new Figures(r.allowed(), r.remaining(), r.retryAfterMs(), r.resetMs(), r.delayMs()));
+            out.add(new Figures(r.allowed(), r.remaining(), r.retryAfterMs(), r.resetMs(), r.nextMs(), r.delayMs()));
         }
         return out;
     }

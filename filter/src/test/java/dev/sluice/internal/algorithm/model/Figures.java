@@ -5,11 +5,13 @@ import java.util.function.LongPredicate;
 
 /**
  * The figures of one rule's decision, derived from a {@link Model}'s predicates by brute force:
- * remaining by admitting cost-1 requests one after another on a copy, retry-after and reset by
- * searching for the first millisecond at which the predicate holds (both only ever become true
- * as time passes without requests, so the search may bisect).
+ * remaining by admitting cost-1 requests one after another on a copy; retry-after, reset and next
+ * (the time until remaining grows) by searching for the first millisecond at which the predicate
+ * holds (each only ever becomes true as time passes without requests, so the search may bisect).
+ * Next is 0 when remaining never grows by waiting (it is already what a fresh state has), and the
+ * retry-after for a denying rule.
  */
-record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs, long delayMs) {
+record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs, long delayMs) {
 
     /** The figures of every rule of one request, applying it to the models if all admit. */
     static List<Figures> decide(List<Model> models, List<Long> costs, List<Long> windows, long now) {
@@ -25,10 +27,12 @@ record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs,
             if (admitted) {
                 long delay = m.delayMs(now);
                 m.take(now, cost);
-                out[i] = new Figures(true, remaining(m, now), 0, reset(m, now), delay);
+                long remaining = remaining(m, now);
+                out[i] = new Figures(true, remaining, 0, reset(m, now), next(m, now, remaining), delay);
             } else {
                 long retry = allowed ? 0 : cost > m.capacity() ? windows.get(i) : firstMs(now, t -> m.admits(t, cost));
-                out[i] = new Figures(allowed, remaining(m, now), retry, reset(m, now), 0);
+                long remaining = remaining(m, now);
+                out[i] = new Figures(allowed, remaining, retry, reset(m, now), allowed ? next(m, now, remaining) : retry, 0);
             }
         }
         return List.of(out);
@@ -46,6 +50,12 @@ record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs,
 
     private static long reset(Model m, long now) {
         return firstMs(now, m::fresh);
+    }
+
+    /** The first ms at which remaining exceeds {@code remaining}; 0 if even a fresh state has no more. */
+    private static long next(Model m, long now, long remaining) {
+        if (remaining(m, now + reset(m, now)) <= remaining) return 0;
+        return firstMs(now, t -> remaining(m, t) > remaining);
     }
 
     /** The smallest {@code w >= 0} such that {@code holds(now + w)}. */

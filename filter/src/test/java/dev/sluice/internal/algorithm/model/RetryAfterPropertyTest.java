@@ -1,10 +1,12 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.testing.ManualClock;
@@ -26,11 +28,13 @@ import java.util.function.Function;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Retry-After and reset are truthful, for every algorithm on both engines: a client that waits
- * exactly the advertised {@code retryAfterMs} and retries is admitted, and one that retries a
- * millisecond sooner is not; a full-capacity request is admitted exactly {@code resetMs} after
- * the last decision, and not a millisecond sooner. (The early probes are denied, so they take
- * nothing and do not disturb the late ones.)
+ * Retry-After, reset and next are truthful, for every algorithm on both engines: a client that
+ * waits exactly the advertised {@code retryAfterMs} and retries is admitted, and one that retries
+ * a millisecond sooner is not; a full-capacity request is admitted exactly {@code resetMs} after
+ * the last decision, and not a millisecond sooner; an allowed rule's {@code remaining} is higher
+ * exactly {@code nextMs} later and not a millisecond sooner (and never higher when {@code nextMs}
+ * is 0: the quota is full). (The early probes are denied, so they take nothing and do not disturb
+ * the late ones; remaining is read with a request no rule can admit, which takes nothing.)
  *
  * <p>{@code -Dsluice.property.sequences=N} sets the sequences per algorithm (default 150 local,
  * a sixth of that on Redis).
@@ -70,16 +74,15 @@ class RetryAfterPropertyTest {
     }
 
     private void check(Algorithm algorithm, int sequences, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys) {
-        int[] probes = new int[2];
+        int[] probes = new int[3];
         for (int i = 0; i < sequences; i++) {
             long seed = SEED + algorithm.ordinal() * 1_000_003L + i;
             for (int attempt = 1; ; attempt++) {
                 long started = System.nanoTime();
-                int[] counted = new int[2];
+                int[] counted = new int[3];
                 try {
                     sequence(seed, algorithm, engines, redisKeys, counted);
-                    probes[0] += counted[0];
-                    probes[1] += counted[1];
+                    for (int p = 0; p < probes.length; p++) probes[p] += counted[p];
                     break;
                 } catch (AssertionError e) {
                     // Redis expires keys in real time: replay a sequence that outlasted the expiry margin
@@ -89,9 +92,10 @@ class RetryAfterPropertyTest {
         }
         assertThat(probes[0]).as("denials probed").isGreaterThan(sequences);
         assertThat(probes[1]).as("resets probed").isGreaterThan(sequences / 10);
+        assertThat(probes[2]).as("nexts probed").isGreaterThan(sequences);
     }
 
-    /** One generated sequence with its probes; counts the retry and reset probes into {@code probes}. */
+    /** One generated sequence with its probes; counts the retry, reset and next probes into {@code probes}. */
     private static void sequence(long seed, Algorithm algorithm, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys,
                                  int[] probes) {
         Random rnd = new Random(seed);
@@ -107,7 +111,7 @@ class RetryAfterPropertyTest {
                 List<Acquisition> request = new ArrayList<>();
                 for (Rule r : rules) {
                     if (request.isEmpty() && r == rules.get(rules.size() - 1) || rnd.nextBoolean()) {
-                        request.add(new Acquisition(r, "c", 1 + rnd.nextInt((int) Scenario.capacity(r))));
+                        request.add(new Acquisition(r, ClientKey.parse("c"), 1 + rnd.nextInt((int) Scenario.capacity(r))));
                     }
                 }
                 if (redisKeys != null && engine instanceof RedisEngine redis) {
@@ -125,9 +129,26 @@ class RetryAfterPropertyTest {
                     clock.set(deniedAt + retry);
                     assertThat(engine.decide(request).allowed()).as(() -> "after the advertised " + retry + " ms\n" + log).isTrue();
                     probes[0]++;
+                } else if (rnd.nextInt(3) == 0) {
+                    RuleDecision r = d.rules().get(rnd.nextInt(d.rules().size()));
+                    long next = r.nextMs();
+                    long decidedAt = clock.millis();
+                    if (next > 0) {
+                        clock.set(decidedAt + next - 1);
+                        assertThat(remaining(engine, r.rule())).as(() -> "remaining one ms before next " + next + " of " + r + "\n" + log)
+                                .isEqualTo(r.remaining());
+                        clock.set(decidedAt + next);
+                        assertThat(remaining(engine, r.rule())).as(() -> "remaining at next " + next + " of " + r + "\n" + log)
+                                .isGreaterThan(r.remaining());
+                    } else {
+                        clock.set(decidedAt + r.resetMs() + r.rule().windowMillis());
+                        assertThat(remaining(engine, r.rule())).as(() -> "a full quota stays full, " + r + "\n" + log)
+                                .isEqualTo(r.remaining());
+                    }
+                    probes[2]++;
                 } else if (request.size() == 1 && d.rules().get(0).resetMs() > 0 && rnd.nextInt(4) == 0) {
                     Rule r = request.get(0).rule();
-                    List<Acquisition> full = List.of(new Acquisition(r, "c", Scenario.capacity(r)));
+                    List<Acquisition> full = List.of(new Acquisition(r, ClientKey.parse("c"), Scenario.capacity(r)));
                     long reset = d.rules().get(0).resetMs();
                     long decidedAt = clock.millis();
                     clock.set(decidedAt + reset - 1);
@@ -138,5 +159,12 @@ class RetryAfterPropertyTest {
                 }
             }
         }
+    }
+
+    /** The rule's remaining for client c, read with a request it can never admit (which takes nothing). */
+    private static long remaining(RateLimiter engine, Rule rule) {
+        RuleDecision d = engine.decide(List.of(new Acquisition(rule, ClientKey.parse("c"), Scenario.capacity(rule) + 1))).rules().get(0);
+        assertThat(d.allowed()).isFalse();
+        return d.remaining();
     }
 }

@@ -1,6 +1,6 @@
 package dev.sluice.internal.algorithm.model;
 
-import dev.sluice.internal.algorithm.RateAlgorithm;
+import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
@@ -71,7 +71,7 @@ final class Scenario {
             for (Rule r : s.rules) {
                 if (acquisitions.isEmpty() && r == s.rules.get(s.rules.size() - 1) || rnd.nextInt(10) < 7) {
                     String who = rnd.nextInt(5) == 0 ? "c" + rnd.nextInt(clients) : client;
-                    acquisitions.add(new Acquisition(r, who, cost(r, rnd)));
+                    acquisitions.add(new Acquisition(r, ClientKey.parse(who), cost(r, rnd)));
                 }
             }
             s.steps.add(new Step(now, acquisitions));
