@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -10,6 +11,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The example WAR in Jetty against a real Redis, driven over HTTP as users drive it. */
 class FilterBehaviourIT {
+
+    @Test
+    void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
+        StandardError.Captured<WebApp> started = StandardError.during(() -> {
+            WebApp app = WebApp.start(WebApp.params("clean-start"));
+            return app;
+        });
+        try (WebApp app = started.value()) {
+            assertThat(started.text()).as("the WAR's slf4j-simple logs Sluice; no binding of the container's leaks in")
+                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice filter 'sluice' started");
+        }
+    }
 
     @Test
     void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() throws Exception {
