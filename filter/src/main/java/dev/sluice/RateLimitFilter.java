@@ -7,6 +7,7 @@ import dev.sluice.internal.http.DelayedAdmission;
 import dev.sluice.internal.http.QuotaExceededProblem;
 import dev.sluice.internal.http.RateLimitHeaders;
 import dev.sluice.http.RequestMatcher;
+import dev.sluice.http.ResponseStatuses;
 import dev.sluice.key.CidrSet;
 import dev.sluice.key.ClientKey;
 import dev.sluice.key.ClientAddress;
@@ -19,6 +20,8 @@ import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -33,6 +36,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -68,21 +72,45 @@ public class RateLimitFilter implements Filter {
     private Clock clock = Clock.SYSTEM;
     private String name;
     private String countedAttribute;
+    private Map<String, String> initParams;
+    private ClassLoader loader;
     /** Everything a request needs, built once from the configuration; a request reads it once. */
     private volatile Setup setup;
-    private SluiceMetrics metrics;
-    private DelayedAdmission delays;
+    private volatile DelayedAdmission delays;
+    private ConfigReloader reloader;
     private final AtomicLong lastDryRunLog = new AtomicLong();
     private final AtomicLong dryRunDenials = new AtomicLong();
     private final AtomicBoolean nonIpPeerLogged = new AtomicBoolean();
 
-    /** A rule with its HTTP side, prepared once. */
-    private record Binding(Rule rule, RequestMatcher matcher, ClientKeyResolver key, boolean usesIp, String policyItem,
-                           String fallbackPolicyItem) {
+    /**
+     * A rule's figures as a request uses them (the rule's own, or one plan's) with their policy
+     * items, computed once.
+     */
+    private record Figures(Rule rule, String policyItem, String fallbackPolicyItem) {
+
+        static Figures of(Rule rule) {
+            return new Figures(rule, RateLimitHeaders.policyItem(rule), RateLimitHeaders.policyItem(rule.asFallback()));
+        }
 
         /** The policy the decision was made under: the backstop's while Redis is away. */
         String policyItemOf(RuleDecision decided) {
             return decided.source() == RuleDecision.Source.BACKSTOP ? fallbackPolicyItem : policyItem;
+        }
+    }
+
+    /** A rule with its HTTP side, prepared once. */
+    private record Binding(Figures own, RequestMatcher matcher, ClientKeyResolver key, ClientKeyResolver plan,
+                           Map<String, Figures> plans, ResponseStatuses count) {
+
+        /**
+         * The figures for this request: the plan's named by the request, else the rule's own;
+         * {@code null} for an {@code unlimited} plan (the rule does not apply).
+         */
+        Figures figuresFor(HttpServletRequest request, ClientAddress client) {
+            if (plan == null) return own;
+            String planName = plan.resolveValue(request, client);
+            if (planName == null || !plans.containsKey(planName)) return own;
+            return plans.get(planName);
         }
     }
 
@@ -98,7 +126,6 @@ public class RateLimitFilter implements Filter {
         final ClientIpResolver clientIps;
         final RateLimitHeaders headers;
         final int statusCode;
-        final boolean dryRun;
         final boolean needsClientAddress;
         /** Without trusted proxies the forwarded header is never believed, so it is never read. */
         final boolean readsForwardedHeader;
@@ -117,17 +144,22 @@ public class RateLimitFilter implements Filter {
             boolean needsAddress = !exemptIps.isEmpty();
             for (RuleConfig rc : config.rules()) {
                 KeyExpression expression = rc.key();
-                boolean usesIp = expression.uses(KeyExpression.Kind.IP);
-                list.add(new Binding(rc.rule(), rc.match(), new ClientKeyResolver(expression, clientIps, loader), usesIp,
-                        RateLimitHeaders.policyItem(rc.rule()), RateLimitHeaders.policyItem(rc.rule().asFallback())));
+                Map<String, Figures> plans = new HashMap<>();
+                for (RuleConfig.Plan p : rc.plans()) {
+                    plans.put(p.name(), p.isUnlimited() ? null : Figures.of(p.rule()));
+                    delaying |= !p.isUnlimited() && !p.rule().maxDelay().isZero();
+                }
+                ClientKeyResolver plan = rc.planKey() == null ? null : new ClientKeyResolver(rc.planKey(), clientIps, loader);
+                list.add(new Binding(Figures.of(rc.rule()), rc.match(), new ClientKeyResolver(expression, clientIps, loader),
+                        plan, plans, rc.count()));
                 delaying |= !rc.rule().maxDelay().isZero();
-                needsAddress |= usesIp;
+                needsAddress |= expression.uses(KeyExpression.Kind.IP)
+                        || (rc.planKey() != null && rc.planKey().uses(KeyExpression.Kind.IP));
             }
             this.needsClientAddress = needsAddress;
             this.bindings = list.toArray(new Binding[0]);
             this.headers = new RateLimitHeaders(config.headers());
             this.statusCode = config.statusCode();
-            this.dryRun = config.mode() == SluiceConfig.Mode.DRY_RUN;
             this.delays = delaying;
         }
     }
@@ -149,10 +181,12 @@ public class RateLimitFilter implements Filter {
                 String key = e.nextElement();
                 params.put(key, filterConfig.getInitParameter(key));
             }
-            ClassLoader loader = Thread.currentThread().getContextClassLoader();
-            if (loader == null) loader = RateLimitFilter.class.getClassLoader();
-            SluiceConfig config = ConfigLoader.fromInitParams(params, loader);
-            start(filterName, jmxName(filterConfig), config, loader);
+            ClassLoader classLoader = Thread.currentThread().getContextClassLoader();
+            if (classLoader == null) classLoader = RateLimitFilter.class.getClassLoader();
+            SluiceConfig config = ConfigLoader.fromInitParams(params, classLoader);
+            this.initParams = Map.copyOf(params);
+            this.loader = classLoader;
+            start(filterName, jmxName(filterConfig), config);
         } catch (RuntimeException e) {
             log.error("Sluice filter '{}' failed to start: {}", filterName, e.getMessage());
             throw new ServletException("Sluice filter '" + filterName + "' failed to start: " + e.getMessage(), e);
@@ -166,7 +200,7 @@ public class RateLimitFilter implements Filter {
         return contextPath == null || contextPath.isEmpty() ? name : contextPath.substring(1) + "/" + name;
     }
 
-    private void start(String filterName, String jmxName, SluiceConfig config, ClassLoader loader) {
+    private void start(String filterName, String jmxName, SluiceConfig config) {
         this.name = filterName;
         this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + filterName;
         Setup prepared = new Setup(config, loader);
@@ -179,10 +213,47 @@ public class RateLimitFilter implements Filter {
         }
         this.delays = prepared.delays ? new DelayedAdmission(filterName) : null;
         this.sluice = created;
-        this.metrics = created.recorder();
         this.setup = prepared;
-        log.info("Sluice filter '{}' started: rules {}, mode {}", filterName,
-                config.rules().stream().map(RuleConfig::name).toList(), prepared.dryRun ? "dry-run" : "enforce");
+        this.reloader = new ConfigReloader(filterName, initParams, loader, this::apply, created.recorder());
+        created.recorder().operations(new SluiceMetrics.Operations() {
+            @Override
+            public int clearDeniedCache() {
+                return created.clearDeniedCache();
+            }
+
+            @Override
+            public String resetClient(String rule, String clientKey) {
+                return created.resetThroughJmx(rule, clientKey);
+            }
+
+            @Override
+            public String reload() {
+                return reloader.reloadNow();
+            }
+        });
+        reloader.start(config.reload());
+        log.info("Sluice filter '{}' started: rules {}{}", filterName, ruleSummary(config),
+                config.reload().isZero() ? "" : "; " + CONFIG_PARAM + " file checked for changes every " + config.reload());
+    }
+
+    private static List<String> ruleSummary(SluiceConfig config) {
+        return config.rules().stream().map(r -> r.name() + (r.rule().dryRun() ? " (dry-run)" : "")).toList();
+    }
+
+    /**
+     * Puts a new configuration in force: the limiter checks that it may replace the running one (or
+     * throws, changing nothing), then requests that start from now on use it. Requests in flight
+     * finish under the configuration they started with.
+     */
+    private String apply(SluiceConfig next) {
+        SluiceConfig running = setup.config;
+        Setup prepared = new Setup(next, loader); // may throw (a class: key source): nothing changed yet
+        sluice.reconfigure(next);
+        synchronized (this) {
+            if (prepared.delays && delays == null) delays = new DelayedAdmission(name);
+        }
+        setup = prepared;
+        return ConfigChanges.describe(running, next);
     }
 
     @Override
@@ -216,45 +287,54 @@ public class RateLimitFilter implements Filter {
 
         List<Acquisition> acquisitions = null;
         List<Binding> applied = null;
+        List<Figures> figures = null;
         Binding[] bindings = s.bindings;
         for (Binding b : bindings) {
             if (!b.matcher.matches(method, path)) continue;
+            Figures f = b.figuresFor(request, client);
+            if (f == null) continue; // an unlimited plan: the rule does not apply to this client
             ClientKey key = b.key.resolve(request, client);
             if (key == null) continue;
             if (acquisitions == null) {
                 acquisitions = new ArrayList<>(bindings.length);
                 applied = new ArrayList<>(bindings.length);
+                figures = new ArrayList<>(bindings.length);
             }
-            acquisitions.add(new Acquisition(b.rule, key));
+            acquisitions.add(new Acquisition(f.rule, key));
             applied.add(b);
+            figures.add(f);
         }
         if (acquisitions == null) {
             chain.doFilter(request, response);
             return;
         }
 
-        Decision decision = sluice.decide(acquisitions, s.dryRun);
+        Decision decision = sluice.decide(acquisitions);
         if (!decision.unavailable()) {
             // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
-            List<String> policyItems = new ArrayList<>(applied.size());
-            for (int i = 0; i < applied.size(); i++) {
-                policyItems.add(applied.get(i).policyItemOf(decision.rules().get(i)));
+            List<String> policyItems = new ArrayList<>(figures.size());
+            for (int i = 0; i < figures.size(); i++) {
+                policyItems.add(figures.get(i).policyItemOf(decision.rules().get(i)));
             }
             s.headers.write(response, decision, policyItems);
         }
 
         if (decision.allowed()) {
+            if (!decision.shadowDenied().isEmpty()) logDryRun(decision);
+            GiveBack giveBack = GiveBack.of(sluice, applied, acquisitions, decision);
+            DelayedAdmission held = delays;
             long delay = decision.delayMs();
-            if (delay > 0 && delays != null && !s.dryRun) { // dry-run never holds a request
-                delays.admitAfter(delay, request, response, chain);
-            } else {
-                chain.doFilter(request, response);
+            try {
+                if (delay > 0 && held != null) {
+                    held.admitAfter(delay, request, response, chain);
+                } else {
+                    chain.doFilter(request, response);
+                }
+            } catch (IOException | ServletException | RuntimeException | Error failed) {
+                if (giveBack != null && !request.isAsyncStarted()) giveBack.settle(HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
+                throw failed;
             }
-            return;
-        }
-        if (s.dryRun) {
-            logDryRun(decision);
-            chain.doFilter(request, response);
+            if (giveBack != null) giveBack.settleWhenComplete(request, response);
             return;
         }
         if (decision.unavailable()) {
@@ -267,10 +347,105 @@ public class RateLimitFilter implements Filter {
         respond(response, s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
     }
 
-    /** An exempt client's request is limited by no rule; each rule that would have applied counts it as exempt. */
+    /**
+     * An exempt client's request is limited by no rule; each rule that would have applied (as in
+     * {@link #doFilter}: its match, a plan that is not unlimited, its key) counts it as exempt.
+     */
     private void recordExempt(Setup s, HttpServletRequest request, String method, String path, ClientAddress client) {
         for (Binding b : s.bindings) {
-            if (b.matcher.matches(method, path) && b.key.resolve(request, client) != null) metrics.recordExempt(b.rule);
+            if (!b.matcher.matches(method, path)) continue;
+            Figures f = b.figuresFor(request, client);
+            if (f != null && b.key.resolve(request, client) != null) sluice.recorder().recordExempt(f.rule());
+        }
+    }
+
+    /**
+     * What an admitted request gives back once its final status is known: the rules with a
+     * {@code count} that does not include the status, which took their cost (a shadow rule that
+     * denied took nothing).
+     */
+    private static final class GiveBack implements AsyncListener {
+        private final Sluice sluice;
+        private final List<Acquisition> acquisitions;
+        private final List<RuleDecision> taken;
+        private final ResponseStatuses[] counts;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        private GiveBack(Sluice sluice, List<Acquisition> acquisitions, List<RuleDecision> taken, ResponseStatuses[] counts) {
+            this.sluice = sluice;
+            this.acquisitions = acquisitions;
+            this.taken = taken;
+            this.counts = counts;
+        }
+
+        /** The give-back of this request, or {@code null} when no rule that took counts only some statuses. */
+        static GiveBack of(Sluice sluice, List<Binding> applied, List<Acquisition> acquisitions, Decision decision) {
+            List<Acquisition> a = null;
+            List<RuleDecision> t = null;
+            List<ResponseStatuses> c = null;
+            for (int i = 0, n = applied.size(); i < n; i++) {
+                ResponseStatuses count = applied.get(i).count;
+                RuleDecision r = decision.rules().get(i);
+                if (count == null || !r.allowed()) continue;
+                if (a == null) {
+                    a = new ArrayList<>(n);
+                    t = new ArrayList<>(n);
+                    c = new ArrayList<>(n);
+                }
+                a.add(acquisitions.get(i));
+                t.add(r);
+                c.add(count);
+            }
+            return a == null ? null : new GiveBack(sluice, a, t, c.toArray(new ResponseStatuses[0]));
+        }
+
+        /** Settles now, or when the request completes if it went asynchronous. */
+        void settleWhenComplete(HttpServletRequest request, HttpServletResponse response) {
+            if (request.isAsyncStarted()) {
+                request.getAsyncContext().addListener(this, request, response);
+            } else {
+                settle(response.getStatus());
+            }
+        }
+
+        /** Gives back what the rules whose count does not include {@code status} took. Once. */
+        void settle(int status) {
+            if (!settled.compareAndSet(false, true)) return;
+            List<Acquisition> back = null;
+            List<RuleDecision> backTaken = null;
+            for (int i = 0; i < counts.length; i++) {
+                if (counts[i].contains(status)) continue;
+                if (back == null) {
+                    back = new ArrayList<>(counts.length);
+                    backTaken = new ArrayList<>(counts.length);
+                }
+                back.add(acquisitions.get(i));
+                backTaken.add(taken.get(i));
+            }
+            if (back == null) return;
+            try {
+                sluice.giveBack(back, backTaken);
+            } catch (RuntimeException e) {
+                log.debug("Sluice: giving back failed (the request counts)", e);
+            }
+        }
+
+        @Override
+        public void onComplete(AsyncEvent event) {
+            settle(((HttpServletResponse) event.getSuppliedResponse()).getStatus());
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            event.getAsyncContext().addListener(this, event.getSuppliedRequest(), event.getSuppliedResponse());
         }
     }
 
@@ -279,7 +454,7 @@ public class RateLimitFilter implements Filter {
      * keyed on it do not apply to its requests. Said once in the log, counted always.
      */
     private void nonIpPeer(String peer) {
-        metrics.recordNonIpPeer();
+        sluice.recorder().recordNonIpPeer();
         if (nonIpPeerLogged.compareAndSet(false, true)) {
             log.warn("Sluice filter '{}': a request came from a peer that is not an IP address ({}), e.g. through a"
                     + " Unix-socket connector; rules keyed on ip do not apply to such requests (counted in the"
@@ -329,7 +504,7 @@ public class RateLimitFilter implements Filter {
         if ((last == 0 || now - last >= 1_000_000_000L) && lastDryRunLog.compareAndSet(last, now)) {
             long count = dryRunDenials.getAndSet(0);
             List<String> names = new ArrayList<>();
-            for (RuleDecision r : decision.violated()) names.add(r.rule().name());
+            for (RuleDecision r : decision.shadowDenied()) names.add(r.rule().name());
             log.info("Sluice dry-run: {} request(s) would have been denied since the last report, the latest by {}",
                     count, names);
         }
@@ -345,9 +520,19 @@ public class RateLimitFilter implements Filter {
         return sluice;
     }
 
+    /**
+     * Reads the {@code config} file again now and applies it if it changed and is valid (what the
+     * JMX operation {@code reload()} does); returns the outcome.
+     */
+    public String reload() {
+        return reloader.reloadNow();
+    }
+
     @Override
     public void destroy() {
-        if (delays != null) delays.close();
+        if (reloader != null) reloader.close();
+        DelayedAdmission held = delays;
+        if (held != null) held.close();
         if (sluice != null) sluice.close();
     }
 }

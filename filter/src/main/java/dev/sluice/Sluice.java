@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.limiter.RuleDecision;
 import dev.sluice.config.ConfigLoader;
 import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
@@ -61,8 +62,8 @@ public final class Sluice implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sluice.class);
     private static final AtomicInteger THREADS = new AtomicInteger();
 
-    private final SluiceConfig config;
-    private final Map<String, Rule> rules;
+    private volatile SluiceConfig config;
+    private volatile Map<String, Rule> rules;
     private final LimiterStack stack;
     private final RateLimiter limiter;
     private final SluiceMetrics metrics;
@@ -73,24 +74,16 @@ public final class Sluice implements AutoCloseable {
 
     private Sluice(Builder b) {
         this.config = b.config;
-        Map<String, Rule> byName = new LinkedHashMap<>();
-        for (RuleConfig rc : config.rules()) {
-            byName.put(rc.name(), rc.rule());
-        }
-        this.rules = Collections.unmodifiableMap(byName);
+        this.rules = rulesOf(config);
         this.metrics = new SluiceMetrics();
-        metrics.rules(List.copyOf(rules.values()));
+        metrics.updateRules(List.copyOf(rules.values()));
         this.stack = LimiterStack.build(config, b.clock, b.redis, metrics);
         this.limiter = stack.limiter();
         this.asyncExecutor = b.asyncExecutor != null ? b.asyncExecutor : task -> ownThreads().execute(task);
         metrics.operations(new SluiceMetrics.Operations() {
             @Override
             public int clearDeniedCache() {
-                if (stack.cache() == null) return 0;
-                int held = stack.cache().size();
-                stack.cache().clear();
-                log.info("Sluice: the denied-client cache was cleared through JMX ({} denials forgotten)", held);
-                return held;
+                return Sluice.this.clearDeniedCache();
             }
 
             @Override
@@ -127,9 +120,34 @@ public final class Sluice implements AutoCloseable {
         return new Builder(config);
     }
 
-    /** The configuration this limiter was built from. */
+    private static Map<String, Rule> rulesOf(SluiceConfig config) {
+        Map<String, Rule> byName = new LinkedHashMap<>();
+        for (RuleConfig rc : config.rules()) {
+            byName.put(rc.name(), rc.rule());
+        }
+        return Collections.unmodifiableMap(byName);
+    }
+
+    /** The configuration in force. */
     public SluiceConfig config() {
         return config;
+    }
+
+    /**
+     * Replaces the configuration while running: rules added, removed or changed (limits, windows,
+     * plans, modes, ...) apply to every decision that starts after this returns, and every client's
+     * state in Redis is kept. A change of a key that cannot change while running (Redis connection,
+     * key prefix, clock, engine sizes) is refused, and then nothing changes.
+     *
+     * @throws dev.sluice.config.ConfigException naming the key that cannot change while running
+     */
+    public synchronized void reconfigure(SluiceConfig next) {
+        Objects.requireNonNull(next, "next");
+        next.checkReplaces(config);
+        Map<String, Rule> nextRules = rulesOf(next);
+        metrics.updateRules(List.copyOf(nextRules.values()));
+        this.rules = nextRules;
+        this.config = next;
     }
 
     /** The limiter all decisions go through (the denied-client cache, the failure handling, Redis). */
@@ -200,15 +218,27 @@ public final class Sluice implements AutoCloseable {
      * takes its cost, or it is denied and no rule takes anything (see {@link RateLimiter#decide}).
      */
     public Decision decide(List<Acquisition> acquisitions) {
-        return decide(acquisitions, false);
-    }
-
-    /** {@link #decide(List)}, counted in the metrics; {@code dryRun}: a denial is let through (the filter's). */
-    Decision decide(List<Acquisition> acquisitions, boolean dryRun) {
         long started = System.nanoTime();
         Decision decision = limiter.decide(acquisitions);
-        metrics.recordDecision(decision, System.nanoTime() - started, dryRun);
+        metrics.recordDecision(decision, System.nanoTime() - started);
         return decision;
+    }
+
+    /**
+     * Gives back what an admitted request took from some of its rules, as if it had not counted: for
+     * results that should not count against a client (a login that succeeded, say). Each client's
+     * state ends never better than if the request had not happened. Best effort: if Redis cannot be
+     * reached, nothing is given back.
+     *
+     * @param acquisitions the acquisitions to give back, as they were decided
+     * @param taken        the {@link RuleDecision} of each, in the same order, from the decision that admitted them
+     */
+    public void giveBack(List<Acquisition> acquisitions, List<dev.sluice.limiter.RuleDecision> taken) {
+        if (acquisitions.size() != taken.size()) {
+            throw new IllegalArgumentException("one rule decision per acquisition: " + acquisitions.size() + " vs "
+                    + taken.size());
+        }
+        if (!acquisitions.isEmpty()) limiter.giveBack(acquisitions, taken);
     }
 
     /**
@@ -295,7 +325,16 @@ public final class Sluice implements AutoCloseable {
         limiter.reset(rule(ruleName), clientKey);
     }
 
-    private String resetThroughJmx(String ruleName, String clientKey) {
+    /** Forgets every denial the denied-client cache remembers (the JMX operation); returns how many. */
+    int clearDeniedCache() {
+        if (stack.cache() == null) return 0;
+        int held = stack.cache().size();
+        stack.cache().clear();
+        log.info("Sluice: the denied-client cache was cleared through JMX ({} denials forgotten)", held);
+        return held;
+    }
+
+    String resetThroughJmx(String ruleName, String clientKey) {
         Rule rule = rules.get(ruleName);
         if (rule == null) return "no rule '" + ruleName + "'; configured: " + rules.keySet();
         ClientKey key;

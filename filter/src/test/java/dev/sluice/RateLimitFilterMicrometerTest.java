@@ -10,9 +10,13 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -84,6 +88,20 @@ class RateLimitFilterMicrometerTest {
 
         assertThat(chain.passed).isEqualTo(2);
         assertThat(outcomes("mm-dry", "api")).isEqualTo(Map.of("allowed", 1L, "dry-run-denied", 1L));
+    }
+
+    @Test
+    void aShadowRuleIsWatchedThroughItsDryRunDenialsWhileTheOthersEnforce() throws Exception {
+        RateLimitFilter filter = started("mm-shadow", "rules", "api, strict", "backend", "local",
+                "rule.api.algorithm", "fixed-window", "rule.api.limit", "3", "rule.api.window", "1h",
+                "rule.strict.algorithm", "fixed-window", "rule.strict.limit", "1", "rule.strict.window", "1h",
+                "rule.strict.mode", "dry-run");
+
+        for (int i = 0; i < 4; i++) send(filter, "GET", "/a", "192.0.2.1");
+
+        assertThat(chain.passed).as("api enforces its 3").isEqualTo(3);
+        assertThat(outcomes("mm-shadow", "strict")).isEqualTo(Map.of("allowed", 1L, "dry-run-denied", 3L));
+        assertThat(outcomes("mm-shadow", "api")).isEqualTo(Map.of("allowed", 3L, "denied", 1L));
     }
 
     @Test
@@ -184,6 +202,48 @@ class RateLimitFilterMicrometerTest {
 
         assertThat(registry.getMeters()).hasSize(before);
         assertThat(jmx("mm-off", "api", "Allowed")).as("JMX as before").isEqualTo(1L);
+    }
+
+    @Test
+    void aReloadMovesTheMetersWithTheRulesAndIsCounted(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("ratelimit.properties");
+        write(file, "rules = api, old\nbackend = local\nrule.api.limit = 5\nrule.api.window = 1h\n"
+                + "rule.old.limit = 5\nrule.old.window = 1h\n");
+        RateLimitFilter filter = started("mm-reload", "config", "file:" + file);
+        send(filter, "GET", "/a", "192.0.2.1");
+
+        write(file, "rules = api, fresh\nbackend = local\nrule.api.limit = 9\nrule.api.window = 1h\n"
+                + "rule.fresh.limit = 5\nrule.fresh.window = 1h\n");
+        assertThat(filter.reload()).startsWith("applied");
+        send(filter, "GET", "/a", "192.0.2.1");
+
+        assertThat(outcomes("mm-reload", "api")).as("a kept rule keeps its counts").isEqualTo(Map.of("allowed", 2L));
+        assertThat(outcomes("mm-reload", "fresh")).isEqualTo(Map.of("allowed", 1L));
+        assertThat(registry.find("sluice.decisions").tags("instance", "mm-reload", "rule", "old").meters()).isEmpty();
+        assertThat(registry.get("sluice.reloads").tags("instance", "mm-reload", "result", "success").functionCounter()
+                .count()).isEqualTo(1);
+    }
+
+    @Test
+    void turningMicrometerOffIsAKeyAReloadRefuses(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("ratelimit.properties");
+        String config = "rules = api\nbackend = local\nrule.api.limit = 5\nrule.api.window = 1h\n";
+        write(file, config);
+        RateLimitFilter filter = started("mm-refused", "config", "file:" + file);
+
+        write(file, config + "metrics.micrometer = false\n");
+
+        assertThat(filter.reload()).startsWith("refused").contains("metrics.micrometer").contains("cannot change while running");
+        assertThat(registry.get("sluice.reloads").tags("instance", "mm-refused", "result", "failure").functionCounter()
+                .count()).isEqualTo(1);
+        assertThat(outcomes("mm-refused", "api")).as("the meters stay").isEmpty();
+    }
+
+    /** As a configuration tool does: write elsewhere, then rename over the file. */
+    private static void write(Path file, String content) throws Exception {
+        Path tmp = Files.createTempFile(file.getParent(), "new-", ".tmp");
+        Files.writeString(tmp, content);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     private RateLimitFilter started(String name, String... params) throws Exception {

@@ -1,7 +1,6 @@
 package dev.sluice.bench;
 
 import dev.sluice.internal.LimiterStack;
-import dev.sluice.Sluice;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.ConnectionFactory;
 import redis.clients.jedis.DefaultJedisClientConfig;

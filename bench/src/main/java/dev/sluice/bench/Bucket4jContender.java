@@ -1,6 +1,5 @@
 package dev.sluice.bench;
 
-import dev.sluice.Sluice;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;

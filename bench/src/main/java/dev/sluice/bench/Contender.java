@@ -1,6 +1,6 @@
 package dev.sluice.bench;
 
-import dev.sluice.Sluice;
+
 
 /**
  * One limiter under test, set up for one {@link Workload}: Sluice's engine, Bucket4j, or the

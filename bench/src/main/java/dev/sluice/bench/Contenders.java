@@ -1,6 +1,6 @@
 package dev.sluice.bench;
 
-import dev.sluice.Sluice;
+
 
 /** Builds the contender named in a benchmark's {@code impl} parameter. */
 final class Contenders {

@@ -1,6 +1,5 @@
 package dev.sluice.bench;
 
-import dev.sluice.Sluice;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.util.List;

@@ -1,6 +1,5 @@
 package dev.sluice.bench;
 
-import dev.sluice.Sluice;
 import jakarta.servlet.DispatcherType;
 import javax.management.JMException;
 import javax.management.MBeanServer;

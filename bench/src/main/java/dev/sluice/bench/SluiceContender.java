@@ -1,7 +1,6 @@
 package dev.sluice.bench;
 
 import dev.sluice.key.ClientKey;
-import dev.sluice.Sluice;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;

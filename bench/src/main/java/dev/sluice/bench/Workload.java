@@ -1,6 +1,5 @@
 package dev.sluice.bench;
 
-import dev.sluice.Sluice;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.Rule;

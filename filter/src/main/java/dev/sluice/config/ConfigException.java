@@ -1,6 +1,6 @@
 package dev.sluice.config;
 
-import dev.sluice.Sluice;
+
 
 
 /**

@@ -1,6 +1,5 @@
 package dev.sluice.config;
 
-import dev.sluice.Sluice;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -49,6 +48,7 @@ final class ConfigKeys {
     static final String MODE = "mode";
     static final String EXCLUDE = "exclude";
     static final String EXEMPT_IPS = "exempt-ips";
+    static final String RELOAD = "reload";
     static final String METRICS_MICROMETER = "metrics.micrometer";
 
     /** Every global key, in the order of the documentation. */
@@ -57,7 +57,7 @@ final class ConfigKeys {
             REDIS_USER, REDIS_PASSWORD, REDIS_SSL, REDIS_TIMEOUT, REDIS_POOL_MAX_TOTAL, REDIS_POOL_MAX_IDLE,
             REDIS_POOL_MIN_IDLE, REDIS_POOL_MAX_WAIT, REDIS_BREAKER_FAILURE_THRESHOLD, REDIS_BREAKER_OPEN_BASE,
             REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, DENIED_CACHE_REVALIDATE, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
-            CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS,
+            CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS, RELOAD,
             METRICS_MICROMETER);
 
     static final String RULE_PREFIX = "rule.";
@@ -72,13 +72,31 @@ final class ConfigKeys {
     static final String RULE_FAILURE_POLICY = "failure-policy";
     static final String FALLBACK_LIMIT = "fallback-limit";
     static final String MAX_DELAY = "max-delay";
+    static final String RULE_MODE = "mode";
+    static final String COUNT = "count";
+    static final String PLAN = "plan";
+    static final String PLANS = "plans";
 
-    /** Every key of a rule, the part after {@code rule.<name>.}, in the order of the documentation. */
+    /** The keys of a rule that are not a plan's, the part after {@code rule.<name>.}. */
     static final List<String> RULE = List.of(
-            ALGORITHM, LIMIT, WINDOW, BURST, KEY, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY);
+            ALGORITHM, LIMIT, WINDOW, BURST, KEY, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
+            RULE_MODE, COUNT, PLAN, PLANS);
+
+    /** The keys of a plan, the part after {@code rule.<name>.plan.<plan>.}. */
+    static final List<String> PLAN_KEYS = List.of(LIMIT, WINDOW, BURST, FALLBACK_LIMIT);
+
+    /** Every rule key as the documentation lists it, in its order. */
+    static final List<String> RULE_DOCUMENTED = documented();
 
     private static final Set<String> GLOBAL_SET = Set.copyOf(GLOBAL);
     private static final Set<String> RULE_SET = Set.copyOf(RULE);
+    private static final Set<String> PLAN_SET = Set.copyOf(PLAN_KEYS);
+
+    private static List<String> documented() {
+        List<String> keys = new ArrayList<>(RULE);
+        for (String k : PLAN_KEYS) keys.add(PLAN + ".<p>." + k);
+        return List.copyOf(keys);
+    }
 
     static final String MASK = "****";
 
@@ -94,8 +112,22 @@ final class ConfigKeys {
         return GLOBAL_SET.contains(key);
     }
 
+    /** A rule's own key ({@code limit}) or a plan's ({@code plan.gold.limit}). */
     static boolean isRuleKey(String subKey) {
-        return RULE_SET.contains(subKey);
+        return RULE_SET.contains(subKey) || planName(subKey) != null;
+    }
+
+    /** {@code rule.<name>.plan.<plan>.<key>}. */
+    static String planKey(String rule, String plan, String key) {
+        return rule(rule, PLAN + "." + plan + "." + key);
+    }
+
+    /** The plan of a rule sub-key {@code plan.<plan>.<key>} whose key is a plan key, else null. */
+    static String planName(String subKey) {
+        if (!subKey.startsWith(PLAN + ".")) return null;
+        int dot = subKey.indexOf('.', PLAN.length() + 1);
+        if (dot <= PLAN.length() + 1 || !PLAN_SET.contains(subKey.substring(dot + 1))) return null;
+        return subKey.substring(PLAN.length() + 1, dot);
     }
 
     /**
@@ -114,11 +146,19 @@ final class ConfigKeys {
         return key.substring(key.indexOf('.', RULE_PREFIX.length()) + 1);
     }
 
-    /** Every key a configuration with these rule names accepts. */
+    /** Every key a configuration with these rule names accepts (plan keys of the plans named in {@code plans}). */
     static List<String> known(Collection<String> ruleNames) {
+        return known(ruleNames, java.util.Map.of());
+    }
+
+    static List<String> known(Collection<String> ruleNames, java.util.Map<String, ? extends Collection<String>> plans) {
         List<String> all = new ArrayList<>(GLOBAL);
         for (String name : ruleNames) {
             for (String sub : RULE) all.add(rule(name, sub));
+            Collection<String> planNames = plans.get(name);
+            for (String plan : planNames == null ? List.<String>of() : planNames) {
+                for (String sub : PLAN_KEYS) all.add(planKey(name, plan, sub));
+            }
         }
         return all;
     }

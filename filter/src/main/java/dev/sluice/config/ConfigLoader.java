@@ -6,6 +6,7 @@ import dev.sluice.config.SluiceConfig.HeaderStyle;
 import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.config.SluiceConfig.Mode;
 import dev.sluice.http.RequestMatcher;
+import dev.sluice.http.ResponseStatuses;
 import dev.sluice.key.Cidr;
 import dev.sluice.key.CidrSet;
 import dev.sluice.key.ClientIpResolver.Header;
@@ -15,7 +16,9 @@ import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.InvalidRuleException;
 import dev.sluice.limiter.Rule;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +53,8 @@ public final class ConfigLoader {
     private static final Duration ONE_MS = Duration.ofMillis(1);
     private static final String RULES_ACCEPTED =
             "comma-separated rule names of letters, digits, '_' and '-' (at most 64 characters each), e.g. api, login";
+    private static final String PLANS_ACCEPTED =
+            "comma-separated plan names of letters, digits, '_' and '-' (at most 64 characters each), e.g. free, pro";
     private static final Pattern METHOD_ONLY = Pattern.compile("[A-Z]+");
 
     private final Placeholders placeholders;
@@ -89,13 +94,64 @@ public final class ConfigLoader {
         return new ConfigLoader(Placeholders.system()).parseInitParams(initParams, classLoader);
     }
 
+    /**
+     * The properties file named by the {@code config} init-param as it is now, for reloading: a
+     * fingerprint of its content, and the configuration it gives with the init-params, or the problem
+     * that keeps it from giving one.
+     *
+     * @param fingerprint a digest of the file's content, or of why it could not be read (a missing
+     *                    file); the same content always gives the same fingerprint
+     * @param config      the validated configuration, or {@code null} when {@code problem} is set
+     * @param problem     why the file gives no configuration (missing, unreadable, invalid), or {@code null}
+     */
+    public record FileContent(String fingerprint, SluiceConfig config, ConfigException problem) {
+    }
+
+    /**
+     * Reads the {@code config} file again and builds the configuration from it and the init-params,
+     * as {@link #fromInitParams} does at start-up, but never throws for the file's sake.
+     *
+     * @return {@code null} when there is no {@code config} init-param (nothing to reload)
+     */
+    public static FileContent reread(Map<String, String> initParams, ClassLoader classLoader) {
+        ConfigLoader loader = new ConfigLoader(Placeholders.system());
+        String location = initParams.get(CONFIG);
+        if (location == null || location.isBlank()) return null;
+        byte[] content;
+        try {
+            content = PropertiesFile.bytes(loader.placeholders.resolve(CONFIG, location.trim()).trim(), classLoader);
+        } catch (ConfigException unreadable) {
+            return new FileContent(digest(unreadable.getMessage().getBytes(StandardCharsets.UTF_8)), null, unreadable);
+        }
+        try {
+            return new FileContent(digest(content), loader.parseInitParams(initParams, classLoader, content), null);
+        } catch (ConfigException invalid) {
+            return new FileContent(digest(content), null, invalid);
+        }
+    }
+
+    private static String digest(byte[] bytes) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
+            return java.util.HexFormat.of().formatHex(d);
+        } catch (java.security.NoSuchAlgorithmException impossible) {
+            throw new IllegalStateException(impossible);
+        }
+    }
+
     SluiceConfig parseInitParams(Map<String, String> initParams, ClassLoader classLoader) {
+        return parseInitParams(initParams, classLoader, null);
+    }
+
+    /** @param content the file's content when the caller has read it already, else {@code null} */
+    SluiceConfig parseInitParams(Map<String, String> initParams, ClassLoader classLoader, byte[] content) {
         SortedMap<String, String> params = trimmed(initParams);
         String location = params.remove(CONFIG);
         SortedMap<String, String> merged = new TreeMap<>();
         if (location != null && !location.isEmpty()) {
             String resolved = placeholders.resolve(CONFIG, location).trim();
-            SortedMap<String, String> file = trimmed(PropertiesFile.read(resolved, classLoader));
+            SortedMap<String, String> file = trimmed(content != null ? PropertiesFile.parsed(resolved, content)
+                    : PropertiesFile.read(resolved, classLoader));
             if (file.containsKey(CONFIG)) {
                 throw new ConfigException(CONFIG, file.get(CONFIG), "only an init-param: the properties file "
                         + resolved + " cannot name another file");
@@ -139,12 +195,14 @@ public final class ConfigLoader {
         b.headers(values.choice(HEADERS, HeaderStyle.BOTH, options("draft", HeaderStyle.DRAFT,
                 "legacy", HeaderStyle.LEGACY, "both", HeaderStyle.BOTH, "none", HeaderStyle.NONE)));
         integer(values, STATUS_CODE, b::statusCode);
-        b.mode(values.choice(MODE, Mode.ENFORCE, options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN)));
+        Mode mode = values.choice(MODE, Mode.ENFORCE, options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN));
+        b.mode(mode);
+        duration(values, RELOAD, b::reload);
         b.exclude(matcher(values, EXCLUDE, null));
         b.exemptIps(cidrs(values, EXEMPT_IPS));
         b.micrometer(values.bool(METRICS_MICROMETER, true));
         for (String name : ruleNames) {
-            b.rule(ruleConfig(values, name, failurePolicy));
+            b.rule(ruleConfig(values, name, failurePolicy, mode));
         }
         return b.build();
     }
@@ -155,12 +213,21 @@ public final class ConfigLoader {
         for (Map.Entry<String, String> e : values.all().entrySet()) {
             String key = e.getKey();
             if (isGlobal(key) || ruleName(key) != null) continue;
-            String nearest = nearest(key, known(mentionedRuleNames(values)));
+            String nearest = nearest(key, known(mentionedRuleNames(values), mentionedPlans(values)));
             throw new ConfigException(key, e.getValue(), "not a Sluice key; "
                     + (nearest != null ? "did you mean " + nearest + "?"
                     : "the keys are " + String.join(", ", GLOBAL) + " and rule.<name>.{"
                     + String.join(", ", RULE) + "}"));
         }
+    }
+
+    /** Plan names from each {@code rule.<name>.plans}, to suggest keys from. */
+    private static Map<String, List<String>> mentionedPlans(ConfigValues values) {
+        Map<String, List<String>> plans = new TreeMap<>();
+        for (String name : mentionedRuleNames(values)) {
+            plans.put(name, values.list(rule(name, PLANS)));
+        }
+        return plans;
     }
 
     /** Rule names from {@code rules} and from {@code rule.<name>.*} keys, to suggest keys from. */
@@ -265,7 +332,7 @@ public final class ConfigLoader {
 
     // ---- rules
 
-    private static RuleConfig ruleConfig(ConfigValues values, String name, FailurePolicy globalPolicy) {
+    private static RuleConfig ruleConfig(ConfigValues values, String name, FailurePolicy globalPolicy, Mode globalMode) {
         String algorithmKey = rule(name, ALGORITHM);
         Algorithm algorithm = DEFAULT_ALGORITHM;
         if (values.isSet(algorithmKey)) {
@@ -282,14 +349,40 @@ public final class ConfigLoader {
                 options("open", FailurePolicy.OPEN, "closed", FailurePolicy.CLOSED));
         long fallbackLimit = values.integer(rule(name, FALLBACK_LIMIT), limit, 1, Rule.MAX_COUNT);
         Duration maxDelay = values.duration(rule(name, MAX_DELAY), Duration.ZERO, Duration.ZERO);
+        boolean dryRun = values.choice(rule(name, RULE_MODE), globalMode,
+                options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN)) == Mode.DRY_RUN;
         Rule rule;
         try {
-            rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay);
+            rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, dryRun,
+                    null);
         } catch (InvalidRuleException invalid) {
             String badKey = rule(name, invalid.field());
             String problem = MAX_DELAY.equals(invalid.field()) ? "only for leaky-bucket; " + algorithmKey + " is "
                     + algorithm.id() + ": remove " + badKey + " or use algorithm leaky-bucket" : invalid.problem();
             throw new ConfigException(badKey, values.get(badKey), problem);
+        }
+        List<RuleConfig.Plan> plans = plans(values, rule);
+        KeyExpression planKey = null;
+        String planKeyKey = rule(name, PLAN);
+        if (values.isSet(planKeyKey)) {
+            try {
+                planKey = KeyExpression.parse(values.get(planKeyKey));
+            } catch (IllegalArgumentException bad) {
+                throw new ConfigException(planKeyKey, values.get(planKeyKey), bad.getMessage());
+            }
+            if (planKey.alternatives().stream().anyMatch(composite -> composite.size() > 1)) {
+                throw new ConfigException(planKeyKey, values.get(planKeyKey), "one source names a plan (alternatives"
+                        + " with | are fine, composites with + are not), e.g. attr:plan or header:X-Plan|attr:plan");
+            }
+        }
+        ResponseStatuses count = null;
+        String countKey = rule(name, COUNT);
+        if (values.isSet(countKey)) {
+            try {
+                count = ResponseStatuses.parse(values.list(countKey));
+            } catch (IllegalArgumentException bad) {
+                throw new ConfigException(countKey, values.get(countKey), bad.getMessage());
+            }
         }
 
         String keyKey = rule(name, KEY);
@@ -300,7 +393,71 @@ public final class ConfigLoader {
             throw new ConfigException(keyKey, values.get(keyKey), bad.getMessage());
         }
         RequestMatcher match = matcher(values, rule(name, MATCH), DEFAULT_MATCH);
-        return new RuleConfig(rule, key, match);
+        return new RuleConfig(rule, key, match, planKey, plans, count);
+    }
+
+    /**
+     * {@code rule.<name>.plans} and each plan's {@code limit} (a number or {@code unlimited}),
+     * {@code window}, {@code burst} and {@code fallback-limit}, the rule's own where not given.
+     */
+    private static List<RuleConfig.Plan> plans(ConfigValues values, Rule rule) {
+        String name = rule.name();
+        String plansKey = rule(name, PLANS);
+        List<String> names = planNames(values, name);
+        for (Map.Entry<String, String> e : values.all().entrySet()) {
+            if (!e.getKey().startsWith(rule(name, PLAN + "."))) continue;
+            String plan = planName(ConfigKeys.ruleSubKey(e.getKey()));
+            if (plan != null && !names.contains(plan)) {
+                throw new ConfigException(e.getKey(), e.getValue(), "a key of plan '" + plan + "', which is not listed in "
+                        + plansKey + (names.isEmpty() ? "" : " (" + String.join(", ", names) + ")")
+                        + ": add it there or remove the key");
+            }
+        }
+        List<RuleConfig.Plan> plans = new ArrayList<>();
+        for (String plan : names) {
+            String limitKey = planKey(name, plan, LIMIT);
+            String limitText = values.required(limitKey, "a whole number, at least 1, or unlimited");
+            if (limitText.equalsIgnoreCase("unlimited")) {
+                for (String sub : List.of(WINDOW, BURST, FALLBACK_LIMIT)) {
+                    String k = planKey(name, plan, sub);
+                    if (values.isSet(k)) {
+                        throw new ConfigException(k, values.get(k), "an unlimited plan has no " + sub + ": remove it");
+                    }
+                }
+                plans.add(RuleConfig.Plan.unlimited(plan));
+                continue;
+            }
+            long limit = values.requiredInteger(limitKey, 1, Rule.MAX_COUNT);
+            Duration window = values.duration(planKey(name, plan, WINDOW), rule.window(), ONE_MS);
+            boolean ownBurst = rule.burst() != rule.limit();
+            long burst = values.integer(planKey(name, plan, BURST), ownBurst ? rule.burst() : limit, 1, Rule.MAX_COUNT);
+            boolean ownFallback = rule.fallbackLimit() != rule.limit();
+            long fallback = values.integer(planKey(name, plan, FALLBACK_LIMIT), ownFallback ? rule.fallbackLimit() : limit,
+                    1, Rule.MAX_COUNT);
+            try {
+                plans.add(new RuleConfig.Plan(plan, new Rule(name, rule.algorithm(), limit, window, burst, rule.cost(),
+                        rule.failurePolicy(), fallback, rule.maxDelay(), rule.dryRun(), plan)));
+            } catch (InvalidRuleException invalid) {
+                String badKey = PLAN_KEYS.contains(invalid.field()) ? planKey(name, plan, invalid.field())
+                        : rule(name, invalid.field());
+                throw new ConfigException(badKey, values.get(badKey), "plan " + plan + ": " + invalid.problem());
+            }
+        }
+        return plans;
+    }
+
+    private static List<String> planNames(ConfigValues values, String rule) {
+        String plansKey = rule(rule, PLANS);
+        Set<String> names = new LinkedHashSet<>();
+        for (String plan : values.list(plansKey)) {
+            if (!Rule.NAME.matcher(plan).matches()) {
+                throw new ConfigException(plansKey, values.get(plansKey), PLANS_ACCEPTED + "; '" + plan + "' is not a plan name");
+            }
+            if (!names.add(plan)) {
+                throw new ConfigException(plansKey, values.get(plansKey), PLANS_ACCEPTED + "; '" + plan + "' is listed twice");
+            }
+        }
+        return List.copyOf(names);
     }
 
     // ---- input

@@ -40,10 +40,16 @@ final class PropertiesFile {
      * @return the file's keys and values, untrimmed
      */
     static Map<String, String> read(String location, ClassLoader classLoader) {
-        return ConfigLoader.toMap(parse(location, bytes(location, classLoader)));
+        return parsed(location, bytes(location, classLoader));
     }
 
-    private static byte[] bytes(String location, ClassLoader classLoader) {
+    /** The keys and values of a file's content, untrimmed. */
+    static Map<String, String> parsed(String location, byte[] content) {
+        return ConfigLoader.toMap(parse(location, content));
+    }
+
+    /** The file's content. @throws ConfigException naming {@code config} if it is missing or unreadable */
+    static byte[] bytes(String location, ClassLoader classLoader) {
         if (location.toLowerCase(Locale.ROOT).startsWith("classpath:")) {
             String resource = location.substring("classpath:".length()).trim();
             while (resource.startsWith("/")) resource = resource.substring(1);

@@ -1,6 +1,5 @@
 package dev.sluice.config;
 
-import dev.sluice.Sluice;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.key.CidrSet;
 import dev.sluice.key.ClientIpResolver;
@@ -71,6 +70,7 @@ public final class SluiceConfig {
     private final int localMaxKeys;
     private final DeniedCacheSettings deniedCache;
     private final BreakerSettings breaker;
+    private final Duration reload;
     private final boolean micrometer;
     private final Map<String, String> source;
 
@@ -92,6 +92,7 @@ public final class SluiceConfig {
         this.localMaxKeys = b.localMaxKeys;
         this.deniedCache = new DeniedCacheSettings(b.deniedCache, b.deniedCacheMaxKeys, b.deniedCacheRevalidate);
         this.breaker = breaker;
+        this.reload = b.reload;
         this.micrometer = b.micrometer;
         Map<String, String> shown = new TreeMap<>();
         b.source.forEach((key, value) -> shown.put(key, ConfigKeys.shown(key, value)));
@@ -127,6 +128,7 @@ public final class SluiceConfig {
         b.breakerFailureThreshold = breaker.failureThreshold();
         b.breakerOpenBase = breaker.openBase();
         b.breakerOpenMax = breaker.openMax();
+        b.reload = reload;
         b.micrometer = micrometer;
         b.source.putAll(source);
         return b;
@@ -225,6 +227,11 @@ public final class SluiceConfig {
         return breaker;
     }
 
+    /** {@code reload}: how often the properties file is checked for changes; zero: never. */
+    public Duration reload() {
+        return reload;
+    }
+
     /**
      * {@code metrics.micrometer}: whether Sluice registers its meters with Micrometer when Micrometer
      * is on its class path (in the global registry, or the one handed to {@code Sluice.Builder}).
@@ -241,6 +248,54 @@ public final class SluiceConfig {
         return source;
     }
 
+    /**
+     * Checks that this configuration can replace {@code running} while Sluice runs: everything about
+     * rules and requests can change (rules added, removed or changed, plans, modes, matchers, keys,
+     * proxies, headers, status code), but not what needs new Redis connections, another key layout or
+     * a rebuilt engine. A client's Redis state survives every change that is allowed.
+     *
+     * @throws ConfigException naming the first key that differs and cannot change while running
+     */
+    public void checkReplaces(SluiceConfig running) {
+        refuseChange(BACKEND, backend, running.backend, "the engine is built at start");
+        RedisSettings r = running.redis;
+        String connections = "it needs new Redis connections";
+        refuseChange(REDIS_URL, redis.describe(), r.describe(), connections);
+        refuseChange(REDIS_USER, redis.user(), r.user(), connections);
+        if (!Objects.equals(redis.password(), r.password())) {
+            throw new ConfigException(REDIS_PASSWORD, redis.password(), "cannot change while running: " + connections
+                    + "; restart the application to apply it");
+        }
+        refuseChange(REDIS_SSL, redis.ssl(), r.ssl(), connections);
+        refuseChange(REDIS_TIMEOUT, redis.timeout(), r.timeout(), connections);
+        refuseChange(REDIS_POOL_MAX_TOTAL, redis.poolMaxTotal(), r.poolMaxTotal(), connections);
+        refuseChange(REDIS_POOL_MAX_IDLE, redis.poolMaxIdle(), r.poolMaxIdle(), connections);
+        refuseChange(REDIS_POOL_MIN_IDLE, redis.poolMinIdle(), r.poolMinIdle(), connections);
+        refuseChange(REDIS_POOL_MAX_WAIT, redis.poolMaxWait(), r.poolMaxWait(), connections);
+        refuseChange(KEY_PREFIX, keyPrefix, running.keyPrefix, "every client's state is under the running prefix,"
+                + " and a new one would start every client afresh");
+        refuseChange(CLOCK, clock, running.clock, "the engines and the denied-client cache are built for one clock");
+        refuseChange(LOCAL_MAX_KEYS, localMaxKeys, running.localMaxKeys, "the local engine is sized at start");
+        refuseChange(DENIED_CACHE, deniedCache.enabled(), running.deniedCache.enabled(), "the cache is built at start");
+        refuseChange(DENIED_CACHE_MAX_KEYS, deniedCache.maxKeys(), running.deniedCache.maxKeys(), "the cache is built at start");
+        refuseChange(DENIED_CACHE_REVALIDATE, deniedCache.revalidateAfter(), running.deniedCache.revalidateAfter(),
+                "the cache is built at start");
+        refuseChange(REDIS_BREAKER_FAILURE_THRESHOLD, breaker.failureThreshold(), running.breaker.failureThreshold(),
+                "the circuit breaker is built at start");
+        refuseChange(REDIS_BREAKER_OPEN_BASE, breaker.openBase(), running.breaker.openBase(), "the circuit breaker is built at start");
+        refuseChange(REDIS_BREAKER_OPEN_MAX, breaker.openMax(), running.breaker.openMax(), "the circuit breaker is built at start");
+        refuseChange(RELOAD, reload, running.reload, "the file is watched at the interval it started with");
+        refuseChange(METRICS_MICROMETER, micrometer, running.micrometer, "the meters are registered at start");
+    }
+
+    private void refuseChange(String key, Object proposed, Object current, String why) {
+        if (Objects.equals(proposed, current)) return;
+        String shown = source.get(key);
+        throw new ConfigException(key, shown != null ? shown : String.valueOf(proposed), "cannot change while running ("
+                + why + "; running: " + ConfigKeys.shown(key, String.valueOf(current)) + "); restart the application"
+                + " to apply it. Nothing of the new configuration was applied");
+    }
+
     /** Equal when every setting is equal ({@link #source()} is not compared). */
     @Override
     public boolean equals(Object o) {
@@ -251,13 +306,14 @@ public final class SluiceConfig {
                 && clientIpHeader == c.clientIpHeader && ipv6Prefix == c.ipv6Prefix && headers == c.headers
                 && statusCode == c.statusCode && mode == c.mode && exclude.equals(c.exclude)
                 && exemptIps.equals(c.exemptIps) && localMaxKeys == c.localMaxKeys
-                && deniedCache.equals(c.deniedCache) && breaker.equals(c.breaker) && micrometer == c.micrometer;
+                && deniedCache.equals(c.deniedCache) && breaker.equals(c.breaker) && reload.equals(c.reload)
+                && micrometer == c.micrometer;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(rules, backend, redis, keyPrefix, clock, failurePolicy, trustedProxies, clientIpHeader,
-                ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache, breaker,
+                ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache, breaker, reload,
                 micrometer);
     }
 
@@ -269,7 +325,7 @@ public final class SluiceConfig {
                 + ", clientIpHeader=" + clientIpHeader + ", ipv6Prefix=" + ipv6Prefix + ", headers=" + headers
                 + ", statusCode=" + statusCode + ", mode=" + mode + ", exclude=" + exclude + ", exemptIps=" + exemptIps
                 + ", localMaxKeys=" + localMaxKeys + ", deniedCache=" + deniedCache + ", breaker=" + breaker
-                + ", micrometer=" + micrometer + '}';
+                + ", reload=" + reload + ", micrometer=" + micrometer + '}';
     }
 
     public enum Backend { REDIS, LOCAL }
@@ -429,6 +485,7 @@ public final class SluiceConfig {
         private Mode mode = Mode.ENFORCE;
         private RequestMatcher exclude = RequestMatcher.none();
         private CidrSet exemptIps = CidrSet.empty();
+        private Duration reload = Duration.ZERO;
         private boolean micrometer = true;
         private final Map<String, String> source = new TreeMap<>();
 
@@ -642,6 +699,12 @@ public final class SluiceConfig {
             return this;
         }
 
+        /** {@code reload}: how often the filter checks its properties file for changes; default zero (never). */
+        public Builder reload(Duration interval) {
+            this.reload = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
         /** {@code metrics.micrometer}; default true. */
         public Builder micrometer(boolean enabled) {
             this.micrometer = enabled;
@@ -689,6 +752,7 @@ public final class SluiceConfig {
             validateKeyPrefix();
             between(IPV6_PREFIX, ipv6Prefix, 0, 128);
             between(STATUS_CODE, statusCode, 400, 599);
+            if (!reload.isZero()) atLeast(RELOAD, reload, Duration.ofMillis(100));
             return new SluiceConfig(this, redis, breaker);
         }
 
@@ -701,6 +765,20 @@ public final class SluiceConfig {
                 if (!names.add(r.name())) {
                     throw new ConfigException(RULES, shown(RULES, String.join(", ", names)), "each rule once; '"
                             + r.name() + "' is listed twice");
+                }
+                String name = r.name();
+                if (r.count() != null && r.rule().algorithm() == dev.sluice.limiter.Algorithm.LEAKY_BUCKET) {
+                    throw new ConfigException(ConfigKeys.rule(name, COUNT), shown(ConfigKeys.rule(name, COUNT), r.count().toString()),
+                            "not available with leaky-bucket: a request it admits has been given its drain slot, which"
+                                    + " cannot be given back; remove it or use another algorithm");
+                }
+                if (!r.plans().isEmpty() && r.planKey() == null) {
+                    throw new ConfigException(ConfigKeys.rule(name, PLAN), null, "required with " + ConfigKeys.rule(name, PLANS)
+                            + ": the key source naming a request's plan, e.g. attr:plan or header:X-Plan");
+                }
+                if (r.plans().isEmpty() && r.planKey() != null) {
+                    throw new ConfigException(ConfigKeys.rule(name, PLANS), null, "required with " + ConfigKeys.rule(name, PLAN)
+                            + ": the plan names, e.g. free, pro");
                 }
             }
         }

@@ -1,6 +1,5 @@
 package dev.sluice.internal;
 
-import dev.sluice.Sluice;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.internal.cache.DeniedClientCache;
 import dev.sluice.internal.failover.FailoverLimiter;

@@ -1,6 +1,5 @@
 package dev.sluice.key;
 
-import dev.sluice.Sluice;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -120,6 +120,26 @@ public final class ClientKeyResolver {
         return null;
     }
 
+    /**
+     * The raw value of the first present alternative (an expression of single sources, such as a
+     * rule's {@code plan}): not bounded or tagged, for comparing with configured names only, never
+     * for a Redis key. {@code null} when no alternative is present.
+     *
+     * @param client the request's client as resolved by the caller, or {@code null}
+     */
+    public String resolveValue(HttpServletRequest request, ClientAddress client) {
+        for (Part[] parts : alternatives) {
+            Part part = parts[0];
+            String value = switch (part.kind) {
+                case IP -> client == null ? null : client.identity();
+                case GLOBAL -> "global";
+                default -> value(part, request);
+            };
+            if (value != null && !value.isBlank()) return value.strip();
+        }
+        return null;
+    }
+
     private static String value(Part part, HttpServletRequest request) {
         switch (part.kind) {
             case USER -> {

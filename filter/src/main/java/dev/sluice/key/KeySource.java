@@ -1,6 +1,5 @@
 package dev.sluice.key;
 
-import dev.sluice.Sluice;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**

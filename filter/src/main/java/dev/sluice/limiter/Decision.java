@@ -7,7 +7,9 @@ import java.util.List;
 
 /**
  * The outcome of all rules that applied to one request. A request is admitted only if every
- * rule admits it; a request denied by one rule takes nothing from the others.
+ * enforcing rule admits it; a request denied by one rule takes nothing from the others. A shadow
+ * rule ({@link Rule#dryRun()}) is decided and counted like the others, but its denial refuses
+ * nothing: it shows in {@link #shadowDenied()}, not in {@link #violated()}.
  */
 public final class Decision {
 
@@ -21,7 +23,7 @@ public final class Decision {
         boolean all = true;
         for (int i = 0, n = rules.size(); i < n; i++) {
             RuleDecision r = rules.get(i);
-            all &= r.allowed();
+            all &= r.allowed() || r.rule().dryRun();
         }
         this.allowed = all;
     }
@@ -44,21 +46,31 @@ public final class Decision {
         return rules;
     }
 
-    /** The rules that denied the request (empty when allowed). */
+    /** The enforcing rules that denied the request (empty when allowed). */
     public List<RuleDecision> violated() {
         List<RuleDecision> out = new ArrayList<>();
         for (int i = 0, n = rules.size(); i < n; i++) {
             RuleDecision r = rules.get(i);
-            if (!r.allowed()) out.add(r);
+            if (!r.allowed() && !r.rule().dryRun()) out.add(r);
         }
         return out;
     }
 
-    /** True when some rule could not be decided because Redis was away and the rule fails closed. */
+    /** The shadow rules that would have denied the request had they enforced. */
+    public List<RuleDecision> shadowDenied() {
+        List<RuleDecision> out = new ArrayList<>();
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
+            if (!r.allowed() && r.rule().dryRun()) out.add(r);
+        }
+        return out;
+    }
+
+    /** True when an enforcing rule could not be decided because Redis was away and the rule fails closed. */
     public boolean unavailable() {
         for (int i = 0, n = rules.size(); i < n; i++) {
             RuleDecision r = rules.get(i);
-            if (r.source() == RuleDecision.Source.UNAVAILABLE) return true;
+            if (r.source() == RuleDecision.Source.UNAVAILABLE && !r.allowed() && !r.rule().dryRun()) return true;
         }
         return false;
     }
@@ -78,7 +90,7 @@ public final class Decision {
         long max = 0;
         for (int i = 0, n = rules.size(); i < n; i++) {
             RuleDecision r = rules.get(i);
-            if (!r.allowed()) max = Math.max(max, r.retryAfterMs());
+            if (!r.allowed() && !r.rule().dryRun()) max = Math.max(max, r.retryAfterMs());
         }
         return max;
     }
@@ -110,7 +122,7 @@ public final class Decision {
         long max = 0;
         for (int i = 0, n = rules.size(); i < n; i++) {
             RuleDecision r = rules.get(i);
-            if (r.allowed()) max = Math.max(max, r.delayMs());
+            if (r.allowed() && !r.rule().dryRun()) max = Math.max(max, r.delayMs()); // a shadow rule holds nothing
         }
         return allowed ? max : 0;
     }

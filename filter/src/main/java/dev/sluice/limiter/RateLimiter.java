@@ -21,6 +21,19 @@ public interface RateLimiter extends AutoCloseable {
     Decision decide(List<Acquisition> acquisitions);
 
     /**
+     * Gives back what an admitted request took from some of its rules (their responses do not count,
+     * {@code rule.<name>.count}), leaving each client's state never better than if the request had
+     * not happened. Best effort: if the store cannot be reached, nothing is given back.
+     *
+     * @param acquisitions the rules and clients to give back to, each as it was decided
+     * @param taken        for each acquisition, in the same order, the {@link RuleDecision} the decision
+     *                     that admitted it returned (its figures and {@link RuleDecision#source()} say
+     *                     what was taken, when and where)
+     */
+    default void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+    }
+
+    /**
      * Forgets what this limiter holds for one client of one rule, so that its next request starts
      * afresh (an operator lifting a limit for one customer). Engines without state do nothing.
      */

@@ -28,9 +28,14 @@ import java.util.regex.Pattern;
  * @param failurePolicy what happens when Redis cannot answer
  * @param fallbackLimit the per-instance limit of the local backstop while Redis is away
  * @param maxDelay      leaky-bucket only: how long an admitted request may be held until its slot
+ * @param dryRun        a shadow rule ({@code rule.<name>.mode=dry-run}): it decides and counts like any rule,
+ *                      but its denial never refuses a request; the request's other rules decide it
+ * @param plan          the name of the plan whose figures these are ({@code rule.<name>.plans}), or
+ *                      {@code null} for the rule's own figures; a client's state belongs to the rule
+ *                      and the client, whatever the plan
  */
 public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
-                   FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay) {
+                   FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan) {
 
     /** What a rule name may be: it is part of every Redis key of the rule. */
     public static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -57,6 +62,10 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         if (!NAME.matcher(name).matches()) {
             throw new InvalidRuleException(name, "name", "1 to 64 letters, digits, '_' or '-' (it is part of every"
                     + " Redis key of the rule, so ':', '{' and '}' could make two rules share a key)");
+        }
+        if (plan != null && !NAME.matcher(plan).matches()) {
+            throw new InvalidRuleException(name, "plans", "plan names are 1 to 64 letters, digits, '_' or '-'; got '"
+                    + plan + "'");
         }
         if (algorithm == null) throw new InvalidRuleException(name, "algorithm", "required: one of " + Algorithm.ids());
         if (failurePolicy == null) throw new InvalidRuleException(name, "failure-policy", "required: open or closed");
@@ -108,6 +117,12 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         }
     }
 
+    /** An enforcing rule with its own figures (no plan). */
+    public Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
+                FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay) {
+        this(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, false, null);
+    }
+
     /** A rule with the defaults of the contract: burst = limit, cost 1, fail open, fallback = limit, no delay. */
     public static Rule of(String name, Algorithm algorithm, long limit, Duration window) {
         return new Rule(name, algorithm, limit, window, limit, 1, FailurePolicy.OPEN, limit, Duration.ZERO);
@@ -121,7 +136,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     /** A builder holding this rule's parameters, to derive a changed copy. */
     public Builder toBuilder() {
         Builder b = new Builder(name).algorithm(algorithm).limit(limit).window(window).cost(cost)
-                .failurePolicy(failurePolicy).maxDelay(maxDelay);
+                .failurePolicy(failurePolicy).maxDelay(maxDelay).dryRun(dryRun).plan(plan);
         if (burst != limit) b.burst(burst);
         if (fallbackLimit != limit) b.fallbackLimit(fallbackLimit);
         return b;
@@ -142,11 +157,19 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             return this;
         }
         long fallbackBurst = fallbackBurst(burst, fallbackLimit, limit);
-        return new Rule(name, algorithm, fallbackLimit, window, fallbackBurst, cost, failurePolicy, fallbackLimit, maxDelay);
+        return new Rule(name, algorithm, fallbackLimit, window, fallbackBurst, cost, failurePolicy, fallbackLimit, maxDelay,
+                dryRun, plan);
     }
 
     public Rule withCost(long newCost) {
-        return new Rule(name, algorithm, limit, window, burst, newCost, failurePolicy, fallbackLimit, maxDelay);
+        return new Rule(name, algorithm, limit, window, burst, newCost, failurePolicy, fallbackLimit, maxDelay, dryRun,
+                plan);
+    }
+
+    /** This rule as a shadow rule (or not). */
+    public Rule withDryRun(boolean shadow) {
+        return shadow == dryRun ? this : new Rule(name, algorithm, limit, window, burst, cost, failurePolicy,
+                fallbackLimit, maxDelay, shadow, plan);
     }
 
     /** The backstop's burst: the rule's, scaled by fallback-limit / limit, at least 1. */
@@ -192,6 +215,8 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         private FailurePolicy failurePolicy = FailurePolicy.OPEN;
         private Long fallbackLimit;
         private Duration maxDelay = Duration.ZERO;
+        private boolean dryRun;
+        private String plan;
 
         private Builder(String name) {
             this.name = name;
@@ -245,11 +270,23 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             return this;
         }
 
+        /** Default false: the rule enforces. {@code true}: a shadow rule, whose denials never refuse. */
+        public Builder dryRun(boolean shadow) {
+            this.dryRun = shadow;
+            return this;
+        }
+
+        /** The plan these figures belong to; default none (the rule's own figures). */
+        public Builder plan(String planName) {
+            this.plan = planName;
+            return this;
+        }
+
         /** @throws InvalidRuleException naming the parameter that does not fit */
         public Rule build() {
             if (window == null) throw new InvalidRuleException(name == null ? "?" : name, "window", "required");
             return new Rule(name, algorithm, limit, window, burst == null ? limit : burst, cost, failurePolicy,
-                    fallbackLimit == null ? limit : fallbackLimit, maxDelay);
+                    fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan);
         }
     }
 }

@@ -1,6 +1,6 @@
 package dev.sluice.metrics;
 
-import dev.sluice.Sluice;
+
 
 /**
  * One Sluice instance (one filter or one {@code Sluice} object), registered as
@@ -78,6 +78,24 @@ public interface RateLimiterMXBean {
      * @return what was done, or why nothing was
      */
     String resetClient(String rule, String clientKey);
+
+    /**
+     * Operation: reads the configuration file ({@code config}) again now, as {@code reload} does
+     * periodically: a valid change takes effect at once, an invalid one changes nothing. Returns the outcome.
+     */
+    String reload();
+
+    /** Reloads that changed the configuration. */
+    long getReloads();
+
+    /** Reloads refused: an invalid file, a missing one, or a key that cannot change while running. */
+    long getReloadFailures();
+
+    /** What the last reload did, or which key it refused and why; {@code none} before the first. */
+    String getLastReloadOutcome();
+
+    /** When the last reload was tried, in ms since the epoch; 0 before the first. */
+    long getLastReloadTime();
 
     /** Decisions timed since start. */
     long getDecisions();

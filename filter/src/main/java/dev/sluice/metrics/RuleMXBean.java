@@ -1,6 +1,6 @@
 package dev.sluice.metrics;
 
-import dev.sluice.Sluice;
+
 
 /**
  * One rule of one Sluice instance, registered as

@@ -1,6 +1,5 @@
 package dev.sluice.testing;
 
-import dev.sluice.RateLimitFilter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletOutputStream;

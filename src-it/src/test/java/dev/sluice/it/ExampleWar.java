@@ -2,10 +2,14 @@ package dev.sluice.it;
 
 import dev.sluice.testing.TestRedis;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * The example WAR under test ({@code examples/target/sluice-examples.war}) and the filter
@@ -39,5 +43,16 @@ final class ExampleWar {
             params.put(overrides[i], overrides[i + 1]);
         }
         return params;
+    }
+
+    /** Removes a directory a container unpacked the WAR into, and everything in it. */
+    static void deleteRecursively(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

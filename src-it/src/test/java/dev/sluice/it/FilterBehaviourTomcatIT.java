@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
 import javax.management.MBeanServer;
@@ -15,6 +16,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * on Jetty ({@link FilterBehaviourIT}), and a WAR whose configuration is wrong never serves.
  */
 class FilterBehaviourTomcatIT {
+
+    @Test
+    void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
+        StandardError.Captured<TomcatWebApp> started = StandardError.during(() -> {
+            TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-clean-start"));
+            return app;
+        });
+        try (TomcatWebApp app = started.value()) {
+            assertThat(started.text()).as("the WAR's slf4j-simple logs Sluice; no binding of the container's leaks in")
+                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice filter 'sluice' started");
+        }
+    }
 
     @Test
     void deniedRequestGetsStatusRetryAfterNoStoreRateLimitFieldsAndProblemBody() throws Exception {

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -14,6 +15,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * its deployment, never be reported deployed and then answer 500s.
  */
 class FilterBehaviourUndertowIT {
+
+    @Test
+    void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
+        StandardError.Captured<UndertowWebApp> started = StandardError.during(() -> {
+            UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-clean-start"));
+            Http.get(app.uri("/api/hello")); // Undertow starts the filter at its first request
+            return app;
+        });
+        try (UndertowWebApp app = started.value()) {
+            assertThat(started.text()).as("the WAR's slf4j-simple logs Sluice; no binding of the container's leaks in")
+                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice filter 'sluice' started");
+        }
+    }
 
     @Test
     void warDeploysAndLimits() throws Exception {

@@ -1,6 +1,5 @@
 package dev.sluice.it;
 
-import dev.sluice.Sluice;
 import dev.sluice.it.Crowd.Outcome;
 import org.junit.jupiter.api.Test;
 

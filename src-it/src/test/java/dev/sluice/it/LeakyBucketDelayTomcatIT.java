@@ -34,6 +34,8 @@ class LeakyBucketDelayTomcatIT {
         try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-undeploy", HeldRequests.SLOW_DRAIN),
                 0, probe)) {
             HeldRequests.undeployAnswersEveryHeldRequest(app, probe, 6);
+            assertThat(app.leakWarnings()).as("Sluice leaves no thread running after an undeploy")
+                    .noneMatch(w -> w.contains("sluice"));
         }
     }
 

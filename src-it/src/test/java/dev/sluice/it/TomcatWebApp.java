@@ -5,6 +5,7 @@ import org.apache.catalina.Context;
 import org.apache.catalina.Lifecycle;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.core.StandardContext;
+import org.apache.catalina.loader.WebappClassLoaderBase;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.coyote.AbstractProtocol;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
@@ -18,7 +19,6 @@ import java.net.URI;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -27,7 +27,6 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.stream.Stream;
 
 /**
  * The example WAR deployed in an embedded Apache Tomcat 11 with {@link Tomcat#addWebapp} (as the
@@ -176,9 +175,10 @@ final class TomcatWebApp implements DeployedWar {
         });
 
         // a filter that fails is logged on the context's logger, an initializer that fails on
-        // StandardContext's own; both go to Tomcat's main log. Held: JUL keeps loggers weakly.
+        // StandardContext's own, leaks found at undeploy on the class loader's; all go to Tomcat's
+        // main log. Held: JUL keeps loggers weakly.
         List<Logger> startupLoggers = List.of(Logger.getLogger(context.getLogName()),
-                Logger.getLogger(StandardContext.class.getName()));
+                Logger.getLogger(StandardContext.class.getName()), Logger.getLogger(WebappClassLoaderBase.class.getName()));
         StartupErrors errors = new StartupErrors();
         startupLoggers.forEach(l -> l.addHandler(errors));
         TomcatWebApp app = new TomcatWebApp(tomcat, connector, context, baseDir, startupLoggers, errors);
@@ -203,6 +203,11 @@ final class TomcatWebApp implements DeployedWar {
     /** What Tomcat logged as errors, with their exceptions, about the context while starting. */
     List<Throwable> startupErrors() {
         return List.copyOf(errors.thrown);
+    }
+
+    /** What Tomcat's class loader warned of when the application stopped: threads or references left behind. */
+    List<String> leakWarnings() {
+        return List.copyOf(errors.leaks);
     }
 
     int port() {
@@ -242,28 +247,24 @@ final class TomcatWebApp implements DeployedWar {
             tomcat.destroy();
         } finally {
             startupLoggers.forEach(l -> l.removeHandler(errors));
-            deleteRecursively(baseDir);
+            ExampleWar.deleteRecursively(baseDir);
         }
     }
 
-    private static void deleteRecursively(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /** Collects the exceptions Tomcat logs as errors (a filter or an initializer that failed). */
+    /**
+     * Collects the exceptions Tomcat logs as errors (a filter or an initializer that failed) and
+     * the warnings of its class loader's leak detection (a thread the application left running).
+     */
     private static final class StartupErrors extends Handler {
         final List<Throwable> thrown = new CopyOnWriteArrayList<>();
+        final List<String> leaks = new CopyOnWriteArrayList<>();
 
         @Override
         public void publish(LogRecord record) {
             if (record.getLevel().intValue() >= Level.SEVERE.intValue() && record.getThrown() != null) {
                 thrown.add(record.getThrown());
+            } else if (record.getLevel() == Level.WARNING && WebappClassLoaderBase.class.getName().equals(record.getLoggerName())) {
+                leaks.add(new java.util.logging.SimpleFormatter().formatMessage(record));
             }
         }
 

@@ -23,7 +23,6 @@ import org.w3c.dom.NodeList;
 import javax.xml.parsers.DocumentBuilderFactory;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URL;
@@ -32,7 +31,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -142,7 +140,7 @@ final class UndertowWebApp implements DeployedWar {
         } catch (Exception | Error e) {
             if (manager != null && manager.getState() != DeploymentManager.State.UNDEPLOYED) manager.undeploy();
             if (warLoader != null) warLoader.close();
-            deleteRecursively(webappDir);
+            ExampleWar.deleteRecursively(webappDir);
             throw e;
         } finally {
             Thread.currentThread().setContextClassLoader(caller);
@@ -187,7 +185,7 @@ final class UndertowWebApp implements DeployedWar {
             server.stop();
         } finally {
             warLoader.close();
-            deleteRecursively(webappDir);
+            ExampleWar.deleteRecursively(webappDir);
         }
     }
 
@@ -322,15 +320,5 @@ final class UndertowWebApp implements DeployedWar {
             }
         }
         return dir;
-    }
-
-    private static void deleteRecursively(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -1,8 +1,10 @@
 package dev.sluice.it;
 
 import jakarta.servlet.DispatcherType;
+import org.eclipse.jetty.ee.webapp.WebAppClassLoading;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
+import org.eclipse.jetty.logging.JettyLoggingServiceProvider;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -10,6 +12,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -54,6 +57,10 @@ final class WebApp implements DeployedWar {
         connector.setHost("127.0.0.1");
         connector.setPort(0);
         server.addConnector(connector);
+        // as jetty-home's logging-jetty module does: Jetty's slf4j binding is hidden from the web
+        // application by location too, or the WAR's slf4j finds its service file, cannot load the
+        // class (a hidden server class) and prints an error
+        WebAppClassLoading.addHiddenClasses(server, jarOf(JettyLoggingServiceProvider.class));
         WebAppContext app = new WebAppContext();
         app.setContextPath("/");
         app.setWar(ExampleWar.path().toAbsolutePath().toString());
@@ -72,6 +79,14 @@ final class WebApp implements DeployedWar {
             throw e;
         }
         return new WebApp(server, connector, app, threads);
+    }
+
+    private static String jarOf(Class<?> type) {
+        try {
+            return type.getProtectionDomain().getCodeSource().getLocation().toURI().toString();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static Path overrideDescriptor(Map<String, String> params) {

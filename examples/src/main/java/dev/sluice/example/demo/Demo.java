@@ -1,6 +1,8 @@
 package dev.sluice.example.demo;
 
+import org.eclipse.jetty.ee.webapp.WebAppClassLoading;
 import org.eclipse.jetty.ee10.webapp.WebAppContext;
+import org.eclipse.jetty.logging.JettyLoggingServiceProvider;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
@@ -10,6 +12,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -61,6 +64,10 @@ public final class Demo {
             connector.setHost("127.0.0.1");
             connector.setPort(firstPort + i);
             server.addConnector(connector);
+            // Jetty hides its own classes from a web application, but not the service file of its
+            // slf4j binding: the WAR's slf4j would find it, fail to load the class and print an error.
+            // Hide the binding's jar by location, as jetty-home's logging-jetty module does.
+            WebAppClassLoading.addHiddenClasses(server, jarOf(JettyLoggingServiceProvider.class));
             WebAppContext app = new WebAppContext();
             app.setContextPath("/");
             app.setWar(war.toAbsolutePath().toString());
@@ -113,6 +120,15 @@ public final class Demo {
         System.out.println("Press Ctrl-C to stop.");
         for (Server s : servers) {
             s.join();
+        }
+    }
+
+    /** The location of the jar (or directory) {@code type} was loaded from, as Jetty's class matcher takes it. */
+    static String jarOf(Class<?> type) {
+        try {
+            return type.getProtectionDomain().getCodeSource().getLocation().toURI().toString();
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -17,8 +17,9 @@ import dev.sluice.limiter.Rule;
  * length, up to {@code 2 * limit} (a full window's quota at the end of one window and another at
  * the start of the next). <b>Bursts:</b> the whole quota at any moment.
  *
- * <p><b>State:</b> the window's start and its count, one Redis string
- * {@code "F<window start ms>:<count>"} (104 bytes per key measured, see docs/algorithms.md). Keeping the
+ * <p><b>State:</b> the window's start and its count, one Redis string of 17 bytes
+ * (struct {@code '<Bdd'}: tag 1, window start ms, count; 104 bytes per key measured, see
+ * docs/algorithms.md). Keeping the
  * window in the value, not the key name, gives one key per client and lets a caller whose clock
  * lags recognise a window that already started (it counts against that window rather than
  * opening an older one). <b>Expiry:</b> at the window's end plus the margin.

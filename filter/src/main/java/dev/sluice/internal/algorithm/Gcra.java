@@ -16,7 +16,8 @@ import dev.sluice.limiter.Rule;
  * remainder in {@code [0, limit)}.
  *
  * <p><b>Accuracy:</b> exact, as the token bucket. <b>Bursts:</b> up to {@code burst} after an idle
- * period. <b>State:</b> one value, the TAT: a Redis string {@code "G<ms>:<remainder>"}.
+ * period. <b>State:</b> one value, the TAT: a Redis string of 17 bytes (struct {@code '<Bdd'}:
+ * tag 6, ms, remainder).
  * <b>Expiry:</b> at the TAT (the bucket is full again) plus the margin. A caller whose clock lags
  * sees the TAT further ahead, so it is stricter, never looser; when it lags by more than a window
  * beyond the largest possible lead, its retry-after is understated (it is denied either way).

@@ -30,8 +30,8 @@ import java.time.Duration;
  *
  * <p><b>Accuracy:</b> exact: requests are released at most one per slot. <b>Bursts:</b> none at
  * the output; up to {@code burst} slots may be queued. <b>State:</b> one value, the next free slot
- * as whole milliseconds plus a remainder in {@code [0, limit)}: a Redis string
- * {@code "L<ms>:<remainder>"}. <b>Expiry:</b> when the queue has drained, plus the margin.
+ * as whole milliseconds plus a remainder in {@code [0, limit)}: a Redis string of 17 bytes
+ * (struct {@code '<Bdd'}: tag 5, ms, remainder). <b>Expiry:</b> when the queue has drained, plus the margin.
  */
 public final class LeakyBucket extends RateAlgorithm {
 

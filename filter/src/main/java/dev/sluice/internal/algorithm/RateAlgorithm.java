@@ -1,12 +1,11 @@
 package dev.sluice.internal.algorithm;
 
-import dev.sluice.Sluice;
 import dev.sluice.limiter.Rule;
 
 /**
  * One rule's algorithm with its parameters, built once per {@link Rule}. The subclasses are the
  * reference semantics of Sluice: the local engine runs them, and the Lua fragments in
- * {@code dev/sluice/internal/redis/} are line-by-line translations that give bit-identical answers.
+ * {@code dev/sluice/internal/redis/} are translations that give bit-identical answers.
  *
  * <h2>Two phases</h2>
  * A request is admitted by all of its rules or by none, so deciding is split in two:

@@ -25,8 +25,8 @@ import dev.sluice.limiter.Rule;
  * than {@code limit} fell in the last window's length.
  * <b>Bursts:</b> up to {@code limit} minus the weighted previous count.
  *
- * <p><b>State:</b> two counters and the window: a Redis string
- * {@code "C<window start ms>:<current>:<previous>"}. <b>Expiry:</b> at the end of the next window
+ * <p><b>State:</b> two counters and the window: a Redis string of 25 bytes (struct
+ * {@code '<Bddd'}: tag 2, window start ms, current, previous). <b>Expiry:</b> at the end of the next window
  * (when the current count has faded too) plus the margin.
  */
 public final class SlidingWindowCounter extends RateAlgorithm {

@@ -18,8 +18,8 @@ import dev.sluice.limiter.Rule;
  * {@code burst + limit * t / window} tokens are admitted. <b>Bursts:</b> up to {@code burst} at
  * once after an idle period. Equivalent to {@link Gcra}, which keeps one number instead of two.
  *
- * <p><b>State:</b> the scaled tokens and the time they were counted, one Redis string
- * {@code "T<tokens x windowMs>:<ms>"}. The stored time never moves backwards: a caller whose
+ * <p><b>State:</b> the scaled tokens and the time they were counted, one Redis string of 17
+ * bytes (struct {@code '<Bdd'}: tag 4, tokens x windowMs, ms). The stored time never moves backwards: a caller whose
  * clock lags refills nothing rather than rewinding it. <b>Expiry:</b> when the bucket would be
  * full again plus the margin.
  */

@@ -179,6 +179,12 @@ public final class DeniedClientCache implements RateLimiter {
         }
     }
 
+    /** Nothing to give back here: only admitted requests take, and those were decided below. */
+    @Override
+    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        next.giveBack(acquisitions, taken);
+    }
+
     /** Forgets the client's denial of this rule here, then its state below (Redis, the backstop). */
     @Override
     public void reset(Rule rule, ClientKey clientKey) {
@@ -220,7 +226,7 @@ public final class DeniedClientCache implements RateLimiter {
         List<Acquisition> copy = null;
         for (int i = 0; i < n; i++) {
             RuleDecision r = rules.get(i);
-            if (r.allowed() || !exactFor(r.rule().algorithm())) continue;
+            if (r.allowed() || r.rule().dryRun() || !exactFor(r.rule().algorithm())) continue; // a shadow rule's denial refused nothing
             long until = sent + r.retryAfterMs() * 1_000_000L - MARGIN_NANOS;
             if (until - sent <= 0) continue;
             Acquisition a = request.get(i);

@@ -1,6 +1,5 @@
 package dev.sluice.internal.failover;
 
-import dev.sluice.Sluice;
 import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.limiter.Acquisition;
@@ -162,7 +161,7 @@ public final class FailoverLimiter implements RateLimiter {
         long retryAfter = Math.max(MIN_RETRY_AFTER_MS, breaker.millisUntilProbe());
         List<RuleDecision> out = new ArrayList<>(acquisitions.size());
         for (Acquisition a : acquisitions) {
-            if (a.rule().failurePolicy() == FailurePolicy.CLOSED) {
+            if (a.rule().failurePolicy() == FailurePolicy.CLOSED && !a.rule().dryRun()) {
                 out.add(new RuleDecision(a.rule(), false, 0, retryAfter, retryAfter, 0, RuleDecision.Source.UNAVAILABLE));
             } else {
                 out.add(new RuleDecision(a.rule(), true, 0, 0, 0, 0, RuleDecision.Source.UNAVAILABLE));
@@ -174,9 +173,10 @@ public final class FailoverLimiter implements RateLimiter {
         return refusal;
     }
 
+    /** Whether an enforcing rule fails closed (a shadow rule's refusal would refuse nothing). */
     private static boolean anyClosed(List<Acquisition> acquisitions) {
         for (Acquisition a : acquisitions) {
-            if (a.rule().failurePolicy() == FailurePolicy.CLOSED) return true;
+            if (a.rule().failurePolicy() == FailurePolicy.CLOSED && !a.rule().dryRun()) return true;
         }
         return false;
     }
@@ -218,6 +218,41 @@ public final class FailoverLimiter implements RateLimiter {
     /** Adds a listener for outages; it is called on a request thread, so it must be quick. */
     public void addListener(Listener listener) {
         listeners.add(java.util.Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
+     * Gives back to whoever took: Redis for what Redis decided (not while the breaker is open, and a
+     * failure is only counted, never retried: a lost give-back leaves the client as if the request had
+     * counted), the backstop for what the backstop decided.
+     */
+    @Override
+    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        List<Acquisition> toRedis = null;
+        List<RuleDecision> fromRedis = null;
+        List<Acquisition> toLocal = null;
+        List<RuleDecision> fromLocal = null;
+        for (int i = 0, n = acquisitions.size(); i < n; i++) {
+            RuleDecision r = taken.get(i);
+            Acquisition a = acquisitions.get(i);
+            if (r.source() == RuleDecision.Source.REDIS) {
+                if (toRedis == null) { toRedis = new ArrayList<>(n); fromRedis = new ArrayList<>(n); }
+                toRedis.add(a);
+                fromRedis.add(r);
+            } else if (r.source() == RuleDecision.Source.BACKSTOP) {
+                if (toLocal == null) { toLocal = new ArrayList<>(n); fromLocal = new ArrayList<>(n); }
+                toLocal.add(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()));
+                fromLocal.add(r);
+            }
+        }
+        if (toLocal != null) local.giveBack(toLocal, fromLocal);
+        if (toRedis != null && breaker.state() == CircuitBreaker.State.CLOSED) {
+            try {
+                redis.giveBack(toRedis, fromRedis);
+            } catch (RuntimeException lost) {
+                metrics.recordRedisFailure(lost instanceof LimiterUnavailableException u && u.isTimeout());
+                LOG.debug("Sluice: a give-back to Redis {} was lost: {}", name, lost.getMessage());
+            }
+        }
     }
 
     /** Forgets one client's state of one rule in Redis (if it answers) and in the backstop. */

@@ -79,7 +79,7 @@ public final class DelayedAdmission implements AutoCloseable {
     }
 
     /** How many requests are waiting for their slot now. */
-    public int held() {
+    int held() {
         return holds.size();
     }
 
@@ -102,21 +102,20 @@ public final class DelayedAdmission implements AutoCloseable {
 
     private void park(long slotNanos, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        Parked hold = new Parked(Thread.currentThread());
+        Thread thread = Thread.currentThread();
+        Parked hold = new Parked(thread);
         holds.add(hold);
-        boolean refused = false;
         try {
-            for (long left; !(refused = closed) && (left = slotNanos - System.nanoTime()) > 0; ) {
+            // an interrupt means the container is stopping this thread: answer rather than go on
+            while (!closed && !thread.isInterrupted()) {
+                long left = slotNanos - System.nanoTime();
+                if (left <= 0) break;
                 LockSupport.parkNanos(this, left);
-                if (Thread.currentThread().isInterrupted()) { // the container is stopping this thread
-                    refused = true;
-                    break;
-                }
             }
         } finally {
             holds.remove(hold);
         }
-        if (refused) {
+        if (closed || thread.isInterrupted()) {
             refuse(response, slotNanos, Reason.SHUTTING_DOWN);
         } else {
             chain.doFilter(request, response);
@@ -133,6 +132,12 @@ public final class DelayedAdmission implements AutoCloseable {
         timer.shutdownNow();
         for (Hold hold : holds) {
             hold.refuse(Reason.SHUTTING_DOWN);
+        }
+        try {
+            // gone before the container looks for threads the application left running (Tomcat does)
+            timer.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -29,7 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Atomicity.</b> States live in lock-striped segments (a key's segment follows from its
  * hash). A request locks the segments of its rules' keys in ascending order, decides every rule,
  * and takes the cost from all of them only if all admit: a request denied by one rule takes
- * nothing from the others. A single-rule request holds one segment lock for a few hundred
+ * nothing from the others. A shadow rule ({@code dryRun}) does not block the others: when the
+ * enforcing rules admit, every rule that admits takes its cost, and a shadow rule that denies takes
+ * nothing. A single-rule request holds one segment lock for a few hundred
  * nanoseconds; there is no global lock.
  *
  * <p><b>Bounded memory.</b> A state expires when it is back to full (as its Redis key would) and
@@ -138,15 +140,16 @@ public final class LocalEngine implements RateLimiter {
                 stored[i] = segments[segmentIndex(keys[i])].states.get(keys[i]);
                 states[i] = stored[i] == null || stored[i].isExpired(now) ? algorithms[i].newState() : stored[i];
                 verdicts[i] = algorithms[i].decide(states[i], now, acquisitions.get(i).cost());
-                admitted &= verdicts[i].allowed();
+                admitted &= verdicts[i].allowed() || acquisitions.get(i).rule().dryRun(); // a shadow rule refuses nothing
             }
             List<RuleDecision> decisions = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                if (admitted) {
+                boolean take = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
+                if (take) {
                     algorithms[i].take(states[i], now, acquisitions.get(i).cost());
                     if (states[i] != stored[i]) segments[segmentIndex(keys[i])].states.put(keys[i], states[i]);
                 }
-                decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), admitted, RuleDecision.Source.LOCAL));
+                decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), take, RuleDecision.Source.LOCAL));
             }
             return Decision.of(decisions);
         } finally {

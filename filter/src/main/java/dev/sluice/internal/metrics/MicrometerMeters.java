@@ -197,7 +197,7 @@ final class MicrometerMeters implements MeterBinding {
                     .tags(tags).description("Denials the denied-client cache holds").register(registry));
         }
         counter("sluice.reloads", tags.and("result", "success"), m -> m.reloads.sum(), "Configuration reloads that took effect");
-        counter("sluice.reloads", tags.and("result", "failure"), m -> m.failedReloads.sum(),
+        counter("sluice.reloads", tags.and("result", "failure"), m -> m.reloadFailures.sum(),
                 "Configuration reloads refused (the running configuration stayed)");
         counter("sluice.non.ip.peers", tags, m -> m.nonIpPeers.sum(),
                 "Requests whose peer was not an IP address: their ip rules did not apply");

@@ -55,12 +55,12 @@ final class RuleCounters implements RuleMXBean {
     /**
      * Counts this rule's part in one decision.
      *
-     * @param r        this rule's decision
-     * @param admitted whether the whole request was admitted (every rule allowed it)
-     * @param dryRun   whether a denial was let through
+     * @param r        this rule's decision; a denial of a shadow rule ({@link Rule#dryRun()}) was let through
+     * @param admitted whether the whole request was admitted (every enforcing rule allowed it)
      */
-    void record(RuleDecision r, boolean admitted, boolean dryRun) {
+    void record(RuleDecision r, boolean admitted) {
         boolean ok = r.allowed();
+        boolean dryRun = r.rule().dryRun();
         switch (r.source()) {
             case UNAVAILABLE -> (ok ? notDecided : refused).increment();
             case BACKSTOP -> (ok ? admitted ? fallbackAllowed : fallbackAllowedOtherDenied

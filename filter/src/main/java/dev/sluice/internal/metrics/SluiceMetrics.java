@@ -1,6 +1,5 @@
 package dev.sluice.internal.metrics;
 
-import dev.sluice.Sluice;
 import dev.sluice.metrics.RateLimiterMXBean;
 import dev.sluice.metrics.RuleMXBean;
 import dev.sluice.limiter.Decision;
@@ -71,7 +70,9 @@ public final class SluiceMetrics {
     final LongAdder byBackstop = new LongAdder();
     final LongAdder nonIpPeers = new LongAdder();
     final LongAdder reloads = new LongAdder();
-    final LongAdder failedReloads = new LongAdder();
+    final LongAdder reloadFailures = new LongAdder();
+    private volatile String lastReloadOutcome = "none";
+    private volatile long lastReloadAt;
     private volatile java.util.function.IntSupplier deniedCacheSize = () -> 0;
     private volatile Operations operations = Operations.NONE;
     private final InstanceView view = new InstanceView();
@@ -113,7 +114,7 @@ public final class SluiceMetrics {
         if (!registered.isEmpty()) {
             throw new IllegalStateException("Sluice metrics already registered as " + this.instanceName);
         }
-        rules(ruleList);
+        updateRules(ruleList);
         for (int attempt = 1; attempt <= MAX_NAME_SUFFIX; attempt++) {
             String name = attempt == 1 ? instanceName : instanceName + "-" + attempt;
             if (tryRegister(name)) {
@@ -150,11 +151,11 @@ public final class SluiceMetrics {
     }
 
     /**
-     * The rules counted: at start, and again when the configuration changes. A rule kept (by name) keeps
-     * its counts and shows its new settings; a new rule gets fresh counters; a dropped rule's counters
-     * go. The MXBeans (when registered) and the Micrometer meters follow.
+     * The rules counted: at start, and again after a reload. A rule kept (by name) keeps its counts and
+     * shows its new figures; a new rule gets fresh counters; a dropped rule's counters go. The MXBeans
+     * (when registered) and the Micrometer meters follow.
      */
-    public synchronized void rules(List<Rule> ruleList) {
+    public synchronized void updateRules(List<Rule> ruleList) {
         Map<String, RuleCounters> old = rules;
         Map<String, RuleCounters> next = new LinkedHashMap<>();
         for (Rule r : ruleList) {
@@ -243,13 +244,13 @@ public final class SluiceMetrics {
      *
      * @param decision the decision
      * @param nanos    how long deciding took
-     * @param dryRun   whether a denial was let through ({@code mode=dry-run})
      */
-    public void recordDecision(Decision decision, long nanos, boolean dryRun) {
+    public void recordDecision(Decision decision, long nanos) {
         decisions.increment();
         latency.record(nanos);
         boolean ok = decision.allowed();
         boolean unavailable = false;
+        boolean shadowDenied = false;
         Map<String, RuleCounters> byName = rules;
         List<RuleDecision> list = decision.rules();
         if (!list.isEmpty()) {
@@ -265,17 +266,26 @@ public final class SluiceMetrics {
         }
         for (int i = 0, n = list.size(); i < n; i++) { // indexed: an iterator would be an allocation per request
             RuleDecision r = list.get(i);
+            boolean shadow = r.rule().dryRun();
+            if (!r.allowed() && shadow) shadowDenied = true;
             if (r.source() == RuleDecision.Source.UNAVAILABLE) {
-                unavailable = true; // the request is counted as a refusal by the failover limiter
+                unavailable |= !r.allowed() && !shadow; // the request is counted as a refusal by the failover limiter
             }
             RuleCounters c = byName.get(r.rule().name());
-            if (c != null) c.record(r, ok, dryRun);
+            if (c != null) c.record(r, ok);
         }
         if (ok) {
-            allowed.increment();
+            (shadowDenied ? dryRunDenied : allowed).increment();
         } else if (!unavailable) {
-            (dryRun ? dryRunDenied : denied).increment();
+            denied.increment();
         }
+    }
+
+    /** A reload of the configuration: {@code outcome} says what changed, or which key was refused and why. */
+    public void recordReload(boolean applied, String outcome) {
+        (applied ? reloads : reloadFailures).increment();
+        lastReloadOutcome = outcome;
+        lastReloadAt = System.currentTimeMillis();
     }
 
     /** A Redis call failed; {@code timeout} when it was too slow rather than refused or broken. */
@@ -308,11 +318,6 @@ public final class SluiceMetrics {
         if (c != null) c.exempt.increment();
     }
 
-    /** A reload of the configuration took effect ({@code ok}) or was refused (an invalid file, a key that cannot change live). */
-    public void recordReload(boolean ok) {
-        (ok ? reloads : failedReloads).increment();
-    }
-
     /** The circuit breaker changed state ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}). */
     public void recordBreakerState(String from, String to) {
         breakerState = to;
@@ -336,6 +341,11 @@ public final class SluiceMetrics {
 
         /** Resets one client of one rule; returns what was done, for the operator. */
         String resetClient(String rule, String clientKey);
+
+        /** Reads the configuration file again now; returns the outcome. */
+        default String reload() {
+            return "nothing to reload: this limiter was not configured from a file";
+        }
 
         Operations NONE = new Operations() {
             @Override
@@ -414,6 +424,11 @@ public final class SluiceMetrics {
         @Override public long getNonIpPeers() { return nonIpPeers.sum(); }
         @Override public int clearDeniedCache() { return operations.clearDeniedCache(); }
         @Override public String resetClient(String rule, String clientKey) { return operations.resetClient(rule, clientKey); }
+        @Override public String reload() { return operations.reload(); }
+        @Override public long getReloads() { return reloads.sum(); }
+        @Override public long getReloadFailures() { return reloadFailures.sum(); }
+        @Override public String getLastReloadOutcome() { return lastReloadOutcome; }
+        @Override public long getLastReloadTime() { return lastReloadAt; }
         @Override public double getLatencyMeanMillis() { return latency.snapshot().meanMillis(); }
         @Override public double getLatencyMaxMillis() { return latency.snapshot().maxMillis(); }
         @Override public double getLatencyP99Millis() { return latency.snapshot().percentileMillis(0.99); }

@@ -1,6 +1,5 @@
 package dev.sluice.internal.redis;
 
-import dev.sluice.Sluice;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.config.SluiceConfig.HostPort;
 import org.slf4j.Logger;

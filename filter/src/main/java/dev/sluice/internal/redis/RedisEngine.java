@@ -4,6 +4,7 @@ import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.LimiterUnavailableException;
@@ -18,20 +19,25 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The global engine: decides with one Lua script in Redis, so every instance sharing the Redis
  * shares the counts. The semantics are those of {@code dev.sluice.internal.algorithm}, bit for bit.
  *
  * <p><b>One round trip.</b> All acquisitions of a request go to Redis as one {@code EVALSHA} of
- * one script (assembled at class load from {@code common.lua}, one fragment per algorithm and the
- * dispatcher {@code decide.lua}, whose header documents KEYS, ARGV and the reply). The script
+ * one script (assembled at class load: {@code decide.lua}, whose header documents KEYS, ARGV and
+ * the reply, with one fragment per algorithm spliced in), one packed argument for all of them
+ * and a packed reply. The script
  * decides every rule, then writes only if all admit: a request denied by one rule takes nothing
  * from the others. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
  * {@code SCRIPT FLUSH}), the engine sends it once with {@code EVAL}, which also caches it again.
@@ -55,16 +61,18 @@ import java.util.NoSuchElementException;
  */
 public final class RedisEngine implements RateLimiter {
 
-    /** The fragments of the script, in order. */
-    private static final String[] SCRIPT_PARTS = {
-            "common.lua", "fixed-window.lua", "sliding-window-counter.lua", "sliding-window-log.lua",
-            "token-bucket.lua", "leaky-bucket.lua", "gcra.lua", "decide.lua"};
+    /** Where decide.lua takes a fragment: a line holding only {@code --[[ name.lua ]]}. */
+    private static final Pattern FRAGMENT = Pattern.compile("(?m)^[ \\t]*--\\[\\[ ([a-z-]+\\.lua) ]]$");
     static final String SCRIPT = assemble();
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
     static final String SHA = sha1Hex(SCRIPT_BYTES);
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] REDIS_TIME = "redis".getBytes(StandardCharsets.US_ASCII);
-    private static final int ARGS_PER_RULE = 6;
+    /** ARGV[1]: now (a double), then per acquisition the algorithm (a byte) and 5 doubles; see decide.lua. */
+    private static final int NOW_BYTES = 8;
+    private static final int RULE_BYTES = 1 + 5 * 8;
+    private static final int COST_OFFSET = RULE_BYTES - 8;
+    /** "Read Redis's TIME" in place of the time. */
+    private static final double REDIS_TIME = -1;
     private static final int REPLY_PER_RULE = 6;
 
     private final UnifiedJedis jedis;
@@ -92,6 +100,26 @@ public final class RedisEngine implements RateLimiter {
 
     @Override
     public Decision decide(List<Acquisition> acquisitions) {
+        return decide(acquisitions, null);
+    }
+
+    /** A decision and the time the script decided at. */
+    public record Timed(Decision decision, long atMillis) {
+    }
+
+    /**
+     * Decides as {@link #decide(List)} and tells the time, in ms since the epoch, that the script
+     * decided at: Redis's {@code TIME} with {@code redisClock}, else the time sent. What tests need
+     * to hold a Redis-clock decision against the reference semantics. On a Cluster with several
+     * rules, the time of the last rule's call.
+     */
+    public Timed decideTimed(List<Acquisition> acquisitions) {
+        long[] at = {Long.MIN_VALUE};
+        Decision d = decide(acquisitions, at);
+        return new Timed(d, at[0]);
+    }
+
+    private Decision decide(List<Acquisition> acquisitions, long[] at) {
         int n = acquisitions.size();
         if (n == 0) {
             return Decision.none();
@@ -99,49 +127,60 @@ public final class RedisEngine implements RateLimiter {
         if (cluster && n > 1) {
             List<RuleDecision> decisions = new ArrayList<>(n);
             for (Acquisition a : acquisitions) {
-                decisions.addAll(call(List.of(a)));
+                decisions.addAll(call(List.of(a), at));
             }
             return Decision.of(decisions);
         }
         if (n > 1) {
             rejectDuplicates(acquisitions);
         }
-        return Decision.of(call(acquisitions));
+        return Decision.of(call(acquisitions, at));
     }
 
-    private List<RuleDecision> call(List<Acquisition> acquisitions) {
+    /** @param at where to put the script's time, or null */
+    private List<RuleDecision> call(List<Acquisition> acquisitions, long[] at) {
         int n = acquisitions.size();
         RulePlan[] rulePlans = new RulePlan[n];
         List<byte[]> keys = new ArrayList<>(n);
-        List<byte[]> args = new ArrayList<>(1 + ARGS_PER_RULE * n);
-        args.add(redisClock ? REDIS_TIME : ascii(clock.millis()));
-        for (int i = 0; i < n; i++) {
-            Acquisition a = acquisitions.get(i);
-            RulePlan plan = plans.get(a.rule());
-            rulePlans[i] = plan;
-            keys.add(plan.key(a.clientKey().value()));
-            for (byte[] arg : plan.args) {
-                args.add(arg);
+        byte[] request;
+        Acquisition first = acquisitions.get(0);
+        if (n == 1 && redisClock && first.cost() == first.rule().cost()) {
+            rulePlans[0] = plans.get(first.rule());
+            keys.add(rulePlans[0].key(first.clientKey().value()));
+            request = rulePlans[0].onRedisClock; // the common case, encoded once
+        } else {
+            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + RULE_BYTES * n).order(ByteOrder.LITTLE_ENDIAN);
+            packed.putDouble(redisClock ? REDIS_TIME : clock.millis());
+            for (int i = 0; i < n; i++) {
+                Acquisition a = acquisitions.get(i);
+                RulePlan plan = plans.get(a.rule());
+                rulePlans[i] = plan;
+                keys.add(plan.key(a.clientKey().value()));
+                int o = packed.position();
+                packed.put(plan.encoded);
+                packed.putDouble(o + COST_OFFSET, a.cost());
             }
-            args.add(a.cost() == plan.rule.cost() ? plan.defaultCost : ascii(a.cost()));
+            request = packed.array();
         }
-        List<?> reply = evaluate(keys, args);
+        ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, List.of(request))).order(ByteOrder.LITTLE_ENDIAN);
         List<RuleDecision> decisions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            int o = i * REPLY_PER_RULE;
-            decisions.add(new RuleDecision(rulePlans[i].rule, (Long) reply.get(o) == 1L, (Long) reply.get(o + 1),
-                    (Long) reply.get(o + 2), (Long) reply.get(o + 3), (Long) reply.get(o + 4), (Long) reply.get(o + 5),
+            decisions.add(new RuleDecision(rulePlans[i].rule, reply.getDouble() == 1, (long) reply.getDouble(),
+                    (long) reply.getDouble(), (long) reply.getDouble(), (long) reply.getDouble(), (long) reply.getDouble(),
                     RuleDecision.Source.REDIS));
+        }
+        if (at != null) {
+            at[0] = (long) reply.getDouble();
         }
         return decisions;
     }
 
-    private List<?> evaluate(List<byte[]> keys, List<byte[]> args) {
+    private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {
         try {
             try {
-                return (List<?>) jedis.evalsha(SHA_BYTES, keys, args);
+                return (byte[]) jedis.evalsha(SHA_BYTES, keys, args);
             } catch (JedisNoScriptException e) {
-                return (List<?>) jedis.eval(SCRIPT_BYTES, keys, args); // caches the script again
+                return (byte[]) jedis.eval(SCRIPT_BYTES, keys, args); // caches the script again
             }
         } catch (JedisException e) {
             throw new LimiterUnavailableException("Redis could not decide: " + e.getMessage(), e, isTimeout(e));
@@ -190,28 +229,41 @@ public final class RedisEngine implements RateLimiter {
     public void close() {
     }
 
-    private static byte[] ascii(long n) {
-        return Long.toString(n).getBytes(StandardCharsets.US_ASCII);
-    }
-
     /** What a rule sends with every call, encoded once. */
     private static final class RulePlan {
         final Rule rule;
         final byte[] keyHead;
-        final byte[][] args;
-        final byte[] defaultCost;
+        /** Its part of ARGV[1], with the rule's own cost. */
+        final byte[] encoded;
+        /** The whole ARGV[1] of a request of this rule alone, at its own cost, on Redis's clock. */
+        final byte[] onRedisClock;
 
         RulePlan(Rule rule, String keyPrefix) {
             RateAlgorithm.validate(rule);
             this.rule = rule;
             this.keyHead = (keyPrefix + "{" + rule.name() + ":").getBytes(StandardCharsets.UTF_8);
-            this.args = new byte[][]{
-                    rule.algorithm().id().getBytes(StandardCharsets.US_ASCII),
-                    ascii(rule.limit()),
-                    ascii(rule.windowMillis()),
-                    ascii(rule.burst()),
-                    ascii(rule.maxDelay().toMillis())};
-            this.defaultCost = ascii(rule.cost());
+            this.encoded = ByteBuffer.allocate(RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
+                    .put(algorithmId(rule.algorithm()))
+                    .putDouble(rule.limit())
+                    .putDouble(rule.windowMillis())
+                    .putDouble(rule.burst())
+                    .putDouble(rule.maxDelay().toMillis())
+                    .putDouble(rule.cost())
+                    .array();
+            this.onRedisClock = ByteBuffer.allocate(NOW_BYTES + RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
+                    .putDouble(REDIS_TIME).put(encoded).array();
+        }
+
+        /** The script's number of an algorithm (decide.lua). */
+        private static byte algorithmId(Algorithm algorithm) {
+            return switch (algorithm) {
+                case FIXED_WINDOW -> 1;
+                case SLIDING_WINDOW_COUNTER -> 2;
+                case SLIDING_WINDOW_LOG -> 3;
+                case TOKEN_BUCKET -> 4;
+                case LEAKY_BUCKET -> 5;
+                case GCRA -> 6;
+            };
         }
 
         byte[] key(String clientKey) {
@@ -224,17 +276,23 @@ public final class RedisEngine implements RateLimiter {
         }
     }
 
+    /** decide.lua with each fragment it names spliced in where it names it. */
     private static String assemble() {
+        Matcher fragment = FRAGMENT.matcher(resource("decide.lua"));
         StringBuilder script = new StringBuilder();
-        for (String part : SCRIPT_PARTS) {
-            try (InputStream in = RedisEngine.class.getResourceAsStream(part)) {
-                if (in == null) throw new IllegalStateException("missing script resource dev/sluice/internal/redis/" + part);
-                script.append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read script resource dev/sluice/internal/redis/" + part, e);
-            }
+        while (fragment.find()) {
+            fragment.appendReplacement(script, Matcher.quoteReplacement(resource(fragment.group(1))));
         }
-        return script.toString();
+        return fragment.appendTail(script).toString();
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = RedisEngine.class.getResourceAsStream(name)) {
+            if (in == null) throw new IllegalStateException("missing script resource dev/sluice/internal/redis/" + name);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read script resource dev/sluice/internal/redis/" + name, e);
+        }
     }
 
     private static String sha1Hex(byte[] bytes) {

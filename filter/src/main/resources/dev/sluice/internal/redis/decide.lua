@@ -2,98 +2,136 @@
 decide.lua: decides every rule of one request in one call, atomically.
 
 KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}
-ARGV[1]   now, in ms since the epoch; or "redis" to read the server's TIME (clock=redis)
-ARGV[2 + 6(i-1)] .. ARGV[7 + 6(i-1)]   acquisition i: algorithm id, limit, window ms, burst,
-          max delay ms, cost
-Reply     6 integers per acquisition, in order: allowed (1 or 0), remaining, retry-after ms,
-          reset ms, next ms (until remaining grows; the retry-after when denied), delay ms
+ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<Bddddd' per acquisition):
+          now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
+          each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
+          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), limit, window ms,
+          burst, max delay ms, cost
+Reply     a string, little-endian doubles (struct.pack '<d' x (6 x keys + 1)): per key allowed
+          (1 or 0), remaining, retry-after ms, reset ms, next ms (until remaining grows; the
+          retry-after when denied), delay ms; then the time decided at, ms since the epoch
 
 Either every rule admits the request and each takes its cost, or nothing is written at all:
 a request denied by one rule takes nothing from the others. A rule that would admit a denied
 request reports allowed = 1 with the figures of its untouched state.
+
+Each algorithm is a fragment, spliced in below where its name stands (RedisEngine assembles the
+script once): a block of plain code, the translation of its dev.sluice.internal.algorithm class,
+that reads key, now, limit, window, burst, max_delay and cost, reads the key and writes nothing,
+and sets what the class's Verdict holds: admits; remaining_now, reset_now, next_now (the figures
+when nothing is taken; next is the time until remaining grows, 0 when waiting cannot raise it);
+retry (denied); remaining_after, reset_after, next_after, delay (admitted); and what to write:
+state and ttl (SET key state PX ttl), or for sliding-window-log the time its entries are logged
+at, in state.
+
+Cost: Redis runs this whole body on every call, and in its Lua 5.1 every function call, closure,
+table and string costs hundreds of CPU instructions, each redis.call and each argument thousands.
+So: one packed argument, packed states and reply (struct, no string parsing or formatting but the
+TTL), no function definitions and no tables for a request of one rule, and divisions written
+inline: floor(a / b) as (a - a % b) / b and ceil(a / b) as (a + -a % b) / b, exact because every
+value is an integer below 2^53 (RateAlgorithm.validate bounds the parameters), where a double
+holds it and a % b is exact. A state of another format (another algorithm's, or an older Sluice's
+text states) is treated as absent: that client starts afresh.
 ]]
-local now = ARGV[1]
-if now == 'redis' then
-  local t = redis.call('TIME')
-  -- seconds followed by the milliseconds of the zero-padded microseconds: one number to parse
-  now = (t[1] .. string.sub('00000' .. t[2], -6, -4)) + 0
-else
-  now = now + 0
-end
+local call, pcall = redis.call, redis.pcall
+local encode, decode, format = struct.pack, struct.unpack, string.format
+local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
 
--- One acquisition: its limit, window and cost, then its verdict (see common.lua); nothing for an
--- unknown algorithm.
-local function decide(i)
-  local a = 2 + (i - 1) * 6
-  local algorithm = ARGV[a]
-  local key, limit, window, cost = KEYS[i], ARGV[a + 1] + 0, ARGV[a + 2] + 0, ARGV[a + 5] + 0
-  if algorithm == 'token-bucket' then
-    return limit, window, cost, token_bucket(key, now, limit, window, ARGV[a + 3] + 0, cost)
-  elseif algorithm == 'gcra' then
-    return limit, window, cost, gcra(key, now, limit, window, ARGV[a + 3] + 0, cost)
-  elseif algorithm == 'fixed-window' then
-    return limit, window, cost, fixed_window(key, now, limit, window, cost)
-  elseif algorithm == 'sliding-window-counter' then
-    return limit, window, cost, sliding_window_counter(key, now, limit, window, cost)
-  elseif algorithm == 'leaky-bucket' then
-    return limit, window, cost,
-        leaky_bucket(key, now, limit, window, ARGV[a + 3] + 0, ARGV[a + 4] + 0, cost)
-  elseif algorithm == 'sliding-window-log' then
-    return limit, window, cost, sliding_window_log(key, now, limit, window, cost)
-  end
-end
-
-local function unknown(i)
-  return redis.error_reply('ERR sluice: unknown algorithm ' .. tostring(ARGV[2 + (i - 1) * 6]))
-end
-
-local function write(i, limit, window, cost, state, ttl)
-  if type(state) == 'string' then
-    redis.call('SET', KEYS[i], state, 'PX', format('%d', ttl))
-  else
-    sliding_window_log_append(KEYS[i], now, limit, window, cost, state, ttl)
-  end
+local request = ARGV[1]
+local now, pos = decode('<d', request)
+if now < 0 then
+  local t = call('TIME')
+  local us = t[2] + 0
+  now = t[1] * 1000 + (us - us % 1000) / 1000
 end
 
 local n = #KEYS
-if n == 1 then -- the common case, without the tables a request of several rules needs
-  local limit, window, cost, allowed, remaining_now, reset_now, next_now, remaining_after, reset_after, next_after, delay,
-      retry, state, ttl = decide(1)
-  if limit == nil then
-    return unknown(1)
-  end
-  if allowed then
-    write(1, limit, window, cost, state, ttl)
-    return { 1, remaining_after, 0, reset_after, next_after, delay }
-  end
-  return { 0, remaining_now, retry, reset_now, retry, 0 }
-end
-
-local verdicts = {}
+local several = n > 1 and {} or nil -- the verdicts, kept for the writes only when there are several rules
 local admitted = true
+local algorithm, limit, window, burst, max_delay, cost, key
+local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
+local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
 for i = 1, n do
-  local v = { decide(i) }
-  if v[1] == nil then
-    return unknown(i)
+  algorithm, limit, window, burst, max_delay, cost, pos = decode('<Bddddd', request, pos)
+  key = KEYS[i]
+  if algorithm == 4 then
+    --[[ token-bucket.lua ]]
+  elseif algorithm == 6 then
+    --[[ gcra.lua ]]
+  elseif algorithm == 1 then
+    --[[ fixed-window.lua ]]
+  elseif algorithm == 2 then
+    --[[ sliding-window-counter.lua ]]
+  elseif algorithm == 5 then
+    --[[ leaky-bucket.lua ]]
+  elseif algorithm == 3 then
+    --[[ sliding-window-log.lua ]]
+  else
+    return redis.error_reply('ERR sluice: unknown algorithm ' .. algorithm)
   end
-  verdicts[i] = v
-  if not v[4] then
-    admitted = false
+  admitted = admitted and admits
+  if several then
+    several[i] = { algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry,
+                   remaining_after, reset_after, next_after, delay, state, ttl, log_foreign, log_index }
   end
 end
 
-local reply = {}
+if n == 1 and not admits then
+  return encode('<ddddddd', 0, remaining_now, retry, reset_now, retry, 0, now)
+end
+
+local reply = several and {} or nil
 for i = 1, n do
-  local v = verdicts[i]
-  local o = (i - 1) * 6
-  -- v: limit, window, cost, then the verdict (common.lua)
+  if several then
+    algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after,
+        next_after, delay, state, ttl, log_foreign, log_index = unpack(several[i], 1, 17)
+    key = KEYS[i]
+  end
   if admitted then
-    write(i, v[1], v[2], v[3], v[13], v[14])
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] = 1, v[8], 0, v[9], v[10], v[11]
-  elseif v[4] then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] = 1, v[5], 0, v[6], v[7], 0
+    if algorithm ~= 3 then
+      call('SET', key, state, 'PX', format('%d', ttl))
+    else
+      -- sliding-window-log: trim to the window, log cost entries at `state`, members unique within the window
+      if log_foreign then
+        call('DEL', key)
+      end
+      call('ZREMRANGEBYSCORE', key, '-inf', format('%d', state - window))
+      local score = format('%d', state)
+      if not log_index then
+        log_index = call('ZCOUNT', key, score, score)
+      end
+      local member = (state % window) * limit + log_index
+      local logged = 0
+      while logged < cost do
+        local args = {}
+        local batch = cost - logged
+        if batch > 1000 then
+          batch = 1000
+        end
+        for j = 1, batch do
+          args[2 * j - 1] = score
+          args[2 * j] = format('%d', member + logged + j - 1)
+        end
+        call('ZADD', key, unpack(args))
+        logged = logged + batch
+      end
+      call('PEXPIRE', key, format('%d', ttl))
+    end
+    if not several then
+      return encode('<ddddddd', 1, remaining_after, 0, reset_after, next_after, delay, now)
+    end
+  end
+  local o = (i - 1) * 6
+  if admitted then
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
+        1, remaining_after, 0, reset_after, next_after, delay
+  elseif admits then
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
+        1, remaining_now, 0, reset_now, next_now, 0
   else
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] = 0, v[5], v[12], v[6], v[12], 0
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
+        0, remaining_now, retry, reset_now, retry, 0
   end
 end
-return reply
+reply[n * 6 + 1] = now
+return encode('<' .. string.rep('d', n * 6 + 1), unpack(reply))

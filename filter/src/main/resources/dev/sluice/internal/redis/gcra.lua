@@ -1,37 +1,44 @@
 --[[
-gcra.lua: dev.sluice.internal.algorithm.Gcra.
-KEYS: the client's key. State: string "G<TAT ms>:<remainder>" (the theoretical arrival time is
-ms + remainder / limit), PX = time until the TAT + MARGIN. The emission interval window / limit
-is exactly `window` units of ms x limit; the same answers as the token bucket.
+gcra.lua: dev.sluice.internal.algorithm.Gcra, a fragment of decide.lua.
+State: struct '<Bdd' 6, TAT ms, remainder (the theoretical arrival time is ms + remainder / limit);
+PX = time until the TAT + MARGIN. The emission interval window / limit is exactly `window` units
+of ms x limit; the same answers as the token bucket.
 ]]
--- The time until a lead of `ahead` units has fallen enough for one more whole token; 0 when
--- nothing is ahead (Gcra.next).
-local function gcra_next(ahead, cap, window, limit)
-  if ahead <= 0 then
-    return 0
+local cap = burst * window
+local ahead = 0 -- how far the TAT is ahead of now, in ms x limit
+local stored = pcall('GET', key)
+if stored and #stored == 17 then
+  local tag, ms, remainder = decode('<Bdd', stored)
+  if tag == 6 and ms >= now then
+    local lead = ms - now
+    local max_lead = (cap + -cap % limit) / limit + window -- Gcra.maxLeadMs: beyond, any lead denies alike
+    if lead > max_lead then
+      lead = max_lead
+    end
+    ahead = lead * limit + remainder
   end
-  local whole = max(0, floor_div(cap - ahead, window)) + 1
-  return ceil_div(ahead - (cap - whole * window), limit)
 end
-
-local function gcra(key, now, limit, window, burst, cost)
-  local cap = burst * window
-  local ahead = 0
-  local ms, remainder = read_string(key, '^G(%d+):(%d+)$')
-  if ms then
-    ahead = lead(ms + 0, remainder + 0, now, limit, ceil_div(cap, limit) + window)
+local x = cap - ahead
+remaining_now, reset_now, next_now = (x - x % window) / window, (ahead + -ahead % limit) / limit, 0
+if ahead > 0 then -- until one more whole token: ahead falls to cap - (tokens + 1) x window
+  local whole = remaining_now
+  if whole < 0 then
+    whole = 0
   end
-  local remaining_now = floor_div(cap - ahead, window)
-  local reset_now = ceil_div(ahead, limit)
-  if cost > burst then
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, window
-  end
-  local after = ahead + cost * window
-  if after > cap then
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, ceil_div(after - cap, limit)
-  end
-  local reset_after = ceil_div(after, limit)
-  local whole = floor_div(after, limit)
-  return true, remaining_now, reset_now, gcra_next(ahead, cap, window, limit), floor_div(cap - after, window), reset_after,
-      gcra_next(after, cap, window, limit), 0, 0, format('G%d:%d', now + whole, after - whole * limit), reset_after + MARGIN
+  x = ahead - cap + (whole + 1) * window
+  next_now = (x + -x % limit) / limit
+end
+local after = ahead + cost * window
+if cost > burst then
+  admits, retry = false, window
+elseif after > cap then
+  x = after - cap
+  admits, retry = false, (x + -x % limit) / limit
+else
+  x = cap - after
+  remaining_after, reset_after = (x - x % window) / window, (after + -after % limit) / limit
+  x = after - cap + (remaining_after + 1) * window
+  admits, next_after, delay = true, (x + -x % limit) / limit, 0
+  local whole = (after - after % limit) / limit
+  state, ttl = encode('<Bdd', 6, now + whole, after - whole * limit), reset_after + MARGIN
 end

@@ -1,50 +1,92 @@
 --[[
-leaky-bucket.lua: dev.sluice.internal.algorithm.LeakyBucket.
-KEYS: the client's key. State: string "L<next free slot ms>:<remainder>" (the slot is at
-ms + remainder / limit), PX = time until the queue has drained + MARGIN. A slot is `window`
-units of ms x limit; max_delay is capped where the burst binds anyway.
+leaky-bucket.lua: dev.sluice.internal.algorithm.LeakyBucket, a fragment of decide.lua.
+State: struct '<Bdd' 5, next free slot ms, remainder (the slot is at ms + remainder / limit);
+PX = time until the queue has drained + MARGIN. A slot is `window` units of ms x limit;
+max_delay is capped where the burst binds anyway.
 ]]
--- The cost-1 requests a queue of q units still admits (some delayed).
-local function leaky_remaining(q, cap, window, max_delay_units)
-  local by_delay = 0
+local cap = burst * window
+local most = (cap + -cap % limit) / limit -- the longest a full queue takes to drain, in ms
+if max_delay > most then
+  max_delay = most
+end
+local max_delay_units = max_delay * limit
+local queued = 0 -- units ahead of now
+local stored = pcall('GET', key)
+if stored and #stored == 17 then
+  local tag, ms, remainder = decode('<Bdd', stored)
+  if tag == 5 and ms >= now then
+    local lead = ms - now
+    if lead > most + window then -- Gcra.maxLeadMs: beyond, any lead denies alike
+      lead = most + window
+    end
+    queued = lead * limit + remainder
+  end
+end
+-- the cost-1 requests a queue of q units admits one after another (some delayed): min(by burst, by delay)
+local q = queued
+local x = cap - q
+local by_delay = 0
+if q <= max_delay_units then
+  by_delay = (max_delay_units - q - (max_delay_units - q) % window) / window + 1
+end
+remaining_now = (x - x % window) / window
+if by_delay < remaining_now then
+  remaining_now = by_delay
+end
+reset_now, next_now = (q + -q % limit) / limit, 0
+-- next: until the queue is at most r + 1 slots below the burst and r slots below the longest delay
+local r = remaining_now
+if r < 0 then
+  r = 0
+end
+local room = cap - (r + 1) * window
+if max_delay_units - r * window < room then
+  room = max_delay_units - r * window
+end
+if room >= 0 then
+  x = q - room
+  next_now = (x + -x % limit) / limit
+end
+local after = queued + cost * window
+if cost > burst then
+  admits, retry = false, window
+elseif queued > max_delay_units or after > cap then
+  x = after - cap
+  retry = (x + -x % limit) / limit
+  x = queued - max_delay_units
+  x = (x + -x % limit) / limit
+  if x > retry then
+    retry = x
+  end
+  if retry < 0 then
+    retry = 0
+  end
+  admits = false
+else
+  q = after -- the same figures for the queue after this request
+  x = cap - q
+  by_delay = 0
   if q <= max_delay_units then
-    by_delay = floor_div(max_delay_units - q, window) + 1
+    by_delay = (max_delay_units - q - (max_delay_units - q) % window) / window + 1
   end
-  return min(floor_div(cap - q, window), by_delay)
-end
-
--- The time until the cost-1 requests a queue of q units admits grow as it drains; 0 when no
--- drain makes room for more (LeakyBucket.next).
-local function leaky_next(q, cap, window, limit, max_delay_units)
-  local r = max(0, leaky_remaining(q, cap, window, max_delay_units))
-  local room = min(cap - (r + 1) * window, max_delay_units - r * window)
-  if room < 0 then
-    return 0
+  remaining_after = (x - x % window) / window
+  if by_delay < remaining_after then
+    remaining_after = by_delay
   end
-  return ceil_div(q - room, limit)
-end
-
-local function leaky_bucket(key, now, limit, window, burst, max_delay, cost)
-  local cap = burst * window
-  local max_delay_units = min(max_delay, ceil_div(cap, limit)) * limit
-  local queued = 0
-  local ms, remainder = read_string(key, '^L(%d+):(%d+)$')
-  if ms then
-    queued = lead(ms + 0, remainder + 0, now, limit, ceil_div(cap, limit) + window)
+  reset_after, next_after = (q + -q % limit) / limit, 0
+  r = remaining_after
+  if r < 0 then
+    r = 0
   end
-  local remaining_now = leaky_remaining(queued, cap, window, max_delay_units)
-  local reset_now = ceil_div(queued, limit)
-  if cost > burst then
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, window
+  room = cap - (r + 1) * window
+  if max_delay_units - r * window < room then
+    room = max_delay_units - r * window
   end
-  local after = queued + cost * window
-  if queued > max_delay_units or after > cap then
-    local retry = max(0, ceil_div(after - cap, limit), ceil_div(queued - max_delay_units, limit))
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, retry
+  if room >= 0 then
+    x = q - room
+    next_after = (x + -x % limit) / limit
   end
-  local reset_after = ceil_div(after, limit)
-  local whole = floor_div(after, limit)
-  return true, remaining_now, reset_now, leaky_next(queued, cap, window, limit, max_delay_units),
-      leaky_remaining(after, cap, window, max_delay_units), reset_after, leaky_next(after, cap, window, limit, max_delay_units),
-      ceil_div(queued, limit), 0, format('L%d:%d', now + whole, after - whole * limit), reset_after + MARGIN
+  admits, delay = true, (queued + -queued % limit) / limit
+  local whole = (after - after % limit) / limit
+  state, ttl = encode('<Bdd', 5, now + whole, after - whole * limit), reset_after + MARGIN
 end

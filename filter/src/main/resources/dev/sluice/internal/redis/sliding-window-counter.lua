@@ -1,57 +1,79 @@
 --[[
-sliding-window-counter.lua: dev.sluice.internal.algorithm.SlidingWindowCounter.
-KEYS: the client's key. State: string "C<window start ms>:<current>:<previous>", PX = end of the
-next window + MARGIN. Counts are weighted in units of ms (count x window) to stay integers.
+sliding-window-counter.lua: dev.sluice.internal.algorithm.SlidingWindowCounter, a fragment of
+decide.lua. State: struct '<Bddd' 2, window start ms, current, previous (25 bytes); PX = end of
+the next window + MARGIN. Counts are weighted in units of ms (count x window) to stay integers.
 ]]
--- The first ms at which a request of `cost`, denied now, fits (SlidingWindowCounter.admitAt).
-local function counter_admit_at(start, current, previous, limit, window, cost)
-  if current + cost <= limit then
-    return start + window - floor_div((limit - current - cost) * window, previous)
-  end
-  return start + window + max(0, window - floor_div((limit - cost) * window, current))
-end
-
--- The time until remaining grows: until one more than it fits; 0 at the full quota.
-local function counter_next(start, current, previous, limit, window, remaining, now)
-  local more = max(0, remaining) + 1
-  if more > limit then
-    return 0
-  end
-  return counter_admit_at(start, current, previous, limit, window, more) - now
-end
-
-local function sliding_window_counter(key, now, limit, window, cost)
-  local start = floor_div(now, window) * window
-  local current, previous = 0, 0
-  local stored_start, stored_current, stored_previous = read_string(key, '^C(%d+):(%d+):(%d+)$')
-  if stored_start then
-    stored_start = stored_start + 0
+local start = now - now % window
+local current, previous = 0, 0
+local stored = pcall('GET', key)
+if stored and #stored == 25 then
+  local tag, stored_start, stored_current, stored_previous = decode('<Bddd', stored)
+  if tag == 2 then
     if stored_start >= start then
-      start = stored_start
-      current, previous = stored_current + 0, stored_previous + 0
+      start, current, previous = stored_start, stored_current, stored_previous
     elseif stored_start == start - window then
-      previous = stored_current + 0
+      previous = stored_current
     end
   end
-  local quota = limit * window
-  local previous_units = previous * (window - (max(now, start) - start))
-  local remaining_now = floor_div(quota - previous_units - current * window, window)
-  local reset_now = 0
-  if current > 0 then
-    reset_now = start + 2 * window - now
-  elseif previous > 0 then
-    reset_now = start + window - now
+end
+local quota = limit * window
+local elapsed = 0 -- into the window; a lagging caller is at the start of the stored window
+if now > start then
+  elapsed = now - start
+end
+local previous_units = previous * (window - elapsed)
+local x = quota - previous_units - current * window
+remaining_now, reset_now = (x - x % window) / window, 0
+if current > 0 then
+  reset_now = start + 2 * window - now
+elseif previous > 0 then
+  reset_now = start + window - now
+end
+-- The first ms at which a request of cost c, denied now, fits is SlidingWindowCounter.admitAt:
+-- in this window once the previous window's weight has faded enough (if counted + c <= limit:
+-- previous > 0 then), else in the next window once this window's count has. Written out three
+-- times: for next_now (c = remaining + 1), for retry (c = cost), for next_after (c = remaining
+-- after + 1, counted = current + cost).
+local c = remaining_now + 1
+if c < 1 then
+  c = 1
+end
+next_now = 0
+if c <= limit then
+  if current + c <= limit then
+    x = (limit - current - c) * window
+    next_now = start + window - (x - x % previous) / previous - now
+  else
+    x = (limit - c) * window
+    x = window - (x - x % current) / current
+    next_now = start + window + (x > 0 and x or 0) - now
   end
-  if cost > limit then
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, window
+end
+if cost > limit then
+  admits, retry = false, window
+elseif previous_units + (current + cost) * window > quota then
+  if current + cost <= limit then
+    x = (limit - current - cost) * window
+    retry = start + window - (x - x % previous) / previous - now
+  else
+    x = (limit - cost) * window
+    x = window - (x - x % current) / current
+    retry = start + window + (x > 0 and x or 0) - now
   end
-  if previous_units + (current + cost) * window > quota then
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0,
-        counter_admit_at(start, current, previous, limit, window, cost) - now
+  admits = false
+else
+  local counted = current + cost
+  x = quota - previous_units - counted * window
+  remaining_after = (x - x % window) / window
+  c = remaining_after + 1 -- at most limit: this request took at least one
+  if counted + c <= limit then
+    x = (limit - counted - c) * window
+    next_after = start + window - (x - x % previous) / previous - now
+  else
+    x = (limit - c) * window
+    x = window - (x - x % counted) / counted
+    next_after = start + window + (x > 0 and x or 0) - now
   end
-  local remaining_after = floor_div(quota - previous_units - (current + cost) * window, window)
-  return true, remaining_now, reset_now, counter_next(start, current, previous, limit, window, remaining_now, now),
-      remaining_after, start + 2 * window - now,
-      counter_next(start, current + cost, previous, limit, window, remaining_after, now), 0, 0,
-      format('C%d:%d:%d', start, current + cost, previous), start + 2 * window - now + MARGIN
+  admits, reset_after, delay = true, start + 2 * window - now, 0
+  state, ttl = encode('<Bddd', 2, start, counted, previous), start + 2 * window - now + MARGIN
 end

@@ -1,45 +1,46 @@
 --[[
-token-bucket.lua: dev.sluice.internal.algorithm.TokenBucket.
-KEYS: the client's key. State: string "T<tokens x window>:<ms>", PX = time to a full bucket + MARGIN.
+token-bucket.lua: dev.sluice.internal.algorithm.TokenBucket, a fragment of decide.lua.
+State: struct '<Bdd' 4, tokens x window, ms (17 bytes); PX = time to a full bucket + MARGIN.
 Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit units.
 The stored time never moves backwards: a caller whose clock lags refills nothing.
 ]]
--- The time until the bucket holds one more whole token than `tokens`; 0 when it is full.
-local function token_next(tokens, cap, window, limit, skew)
-  if tokens >= cap then
-    return 0
-  end
-  return skew + ceil_div((floor_div(tokens, window) + 1) * window - tokens, limit)
-end
-
-local function token_bucket(key, now, limit, window, burst, cost)
-  local cap = burst * window
-  local tokens, at = cap, now
-  local stored, stamp = read_string(key, '^T(%d+):(%d+)$')
-  if stored then
-    stored = min(stored + 0, cap)
-    stamp = stamp + 0
-    at = max(now, stamp)
-    local elapsed = at - stamp
-    if elapsed < ceil_div(cap - stored, limit) then
-      tokens = stored + elapsed * limit
+local cap = burst * window
+local tokens, at = cap, now
+local stored = pcall('GET', key)
+if stored and #stored == 17 then
+  local tag, units, stamp = decode('<Bdd', stored)
+  if tag == 4 then
+    if units > cap then
+      units = cap
+    end
+    if stamp > now then
+      at = stamp
+    end
+    -- below 2^53 or not, the product compares exactly with a value below 2^50
+    if (at - stamp) * limit < cap - units then
+      tokens = units + (at - stamp) * limit
     end
   end
-  local skew = at - now
-  local remaining_now = floor_div(tokens, window)
-  local reset_now = 0
-  if tokens < cap then
-    reset_now = skew + ceil_div(cap - tokens, limit)
-  end
-  if cost > burst then
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, window
-  end
-  local need = cost * window
-  if tokens < need then
-    return false, remaining_now, reset_now, 0, 0, 0, 0, 0, skew + ceil_div(need - tokens, limit)
-  end
-  local left = tokens - need
-  local reset_after = skew + ceil_div(cap - left, limit)
-  return true, remaining_now, reset_now, token_next(tokens, cap, window, limit, skew), floor_div(left, window), reset_after,
-      token_next(left, cap, window, limit, skew), 0, 0, format('T%d:%d', left, at), reset_after + MARGIN
+end
+local skew = at - now
+remaining_now, reset_now, next_now = (tokens - tokens % window) / window, 0, 0
+if tokens < cap then
+  local x = cap - tokens
+  reset_now = skew + (x + -x % limit) / limit
+  x = (remaining_now + 1) * window - tokens -- until one more whole token
+  next_now = skew + (x + -x % limit) / limit
+end
+if cost > burst then
+  admits, retry = false, window
+elseif tokens < cost * window then
+  local x = cost * window - tokens
+  admits, retry = false, skew + (x + -x % limit) / limit
+else
+  local left = tokens - cost * window
+  remaining_after = (left - left % window) / window
+  local x = cap - left
+  reset_after = skew + (x + -x % limit) / limit
+  x = (remaining_after + 1) * window - left
+  admits, next_after, delay = true, skew + (x + -x % limit) / limit, 0
+  state, ttl = encode('<Bdd', 4, left, at), reset_after + MARGIN
 end

@@ -6,6 +6,7 @@ import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
 import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.TestSeed;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -39,7 +40,7 @@ class SlidingWindowCounterBoundTest {
 
     @Test
     void randomTrafficStaysWithinTheBound() {
-        Random rnd = new Random(7);
+        Random rnd = new Random(TestSeed.get());
         List<Long> admitted = new ArrayList<>();
         long worst = 0;
         for (int i = 0; i < 200_000; i++) {
@@ -59,8 +60,8 @@ class SlidingWindowCounterBoundTest {
             long sliding = i - from + 1;
             long aligned = i - alignedFrom + 1;
             long previous = perWindow.getOrDefault(start - WINDOW, 0L);
-            assertThat(aligned).as("aligned window at %d", t).isLessThanOrEqualTo(LIMIT);
-            assertThat(sliding * WINDOW).as("sliding window ending at %d", t)
+            assertThat(aligned).as("aligned window at %d, %s", t, TestSeed.replay()).isLessThanOrEqualTo(LIMIT);
+            assertThat(sliding * WINDOW).as("sliding window ending at %d, %s", t, TestSeed.replay())
                     .isLessThanOrEqualTo(LIMIT * WINDOW + previous * (t - start));
             worst = Math.max(worst, sliding);
         }

@@ -1,6 +1,5 @@
 package dev.sluice.internal.failover;
 
-import dev.sluice.Sluice;
 import dev.sluice.internal.failover.ChaosLoad.Sample;
 import dev.sluice.limiter.RuleDecision.Source;
 import dev.sluice.testing.Poll;

@@ -2,7 +2,6 @@ package dev.sluice.internal.failover;
 
 import dev.sluice.testing.StandardError;
 import dev.sluice.key.ClientKey;
-import dev.sluice.Sluice;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.config.SluiceConfig.RedisSettings;
 import dev.sluice.limiter.Acquisition;

@@ -36,11 +36,11 @@ class MicrometerMetersTest {
     void aRuleKeptByAChangeKeepsItsCountsANewOneGetsMetersADroppedOneLosesThem() throws Exception {
         metrics.register("mm-change", List.of(API, LOGIN));
         Micrometer.bind(metrics, registry, config());
-        metrics.recordDecision(Decision.of(List.of(allow(API), allow(LOGIN))), 1000, false);
+        metrics.recordDecision(Decision.of(List.of(allow(API), allow(LOGIN))), 1000);
 
         Rule raised = Rule.of("api", Algorithm.TOKEN_BUCKET, 500, Duration.ofMinutes(1));
-        metrics.rules(List.of(raised, SEARCH));
-        metrics.recordDecision(Decision.of(List.of(allow(raised), allow(SEARCH))), 1000, false);
+        metrics.updateRules(List.of(raised, SEARCH));
+        metrics.recordDecision(Decision.of(List.of(allow(raised), allow(SEARCH))), 1000);
 
         assertThat(allowed("api")).isEqualTo(2);
         assertThat(allowed("search")).isEqualTo(1);
@@ -54,12 +54,12 @@ class MicrometerMetersTest {
 
     @Test
     void reloadsAreCountedBySuccessAndFailure() {
-        metrics.rules(List.of(API));
+        metrics.updateRules(List.of(API));
         Micrometer.bind(metrics, registry, config());
 
-        metrics.recordReload(true);
-        metrics.recordReload(false);
-        metrics.recordReload(false);
+        metrics.recordReload(true, "rule.api.limit 100 -> 500");
+        metrics.recordReload(false, "rule.api.limit='ten': not a number");
+        metrics.recordReload(false, "the file is gone");
 
         assertThat(registry.get("sluice.reloads").tags("result", "success").functionCounter().count()).isEqualTo(1);
         assertThat(registry.get("sluice.reloads").tags("result", "failure").functionCounter().count()).isEqualTo(2);
@@ -67,7 +67,7 @@ class MicrometerMetersTest {
 
     @Test
     void theBreakerGaugeFollowsTheBreakersState() {
-        metrics.rules(List.of(API));
+        metrics.updateRules(List.of(API));
         metrics.breakerState("CLOSED");
         Micrometer.bind(metrics, registry, config());
 
@@ -82,14 +82,14 @@ class MicrometerMetersTest {
 
     @Test
     void recordingADecisionWithMetersAllocatesNothing() {
-        metrics.rules(List.of(API, LOGIN));
+        metrics.updateRules(List.of(API, LOGIN));
         Micrometer.bind(metrics, registry, config());
         Decision d = Decision.of(List.of(allow(API), new RuleDecision(LOGIN, false, 0, 500, 1000, 0, Source.REDIS)));
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        for (int i = 0; i < 500_000; i++) metrics.recordDecision(d, i, false); // warm up, let the JIT inline
+        for (int i = 0; i < 500_000; i++) metrics.recordDecision(d, i); // warm up, let the JIT inline
 
         long before = threads.getCurrentThreadAllocatedBytes();
-        for (int i = 0; i < 100_000; i++) metrics.recordDecision(d, i * 10L, (i & 1) == 0);
+        for (int i = 0; i < 100_000; i++) metrics.recordDecision(d, i * 10L);
         long allocated = threads.getCurrentThreadAllocatedBytes() - before;
 
         assertThat(allocated).as("bytes allocated by 100,000 recordings with a timer").isLessThan(10_000);

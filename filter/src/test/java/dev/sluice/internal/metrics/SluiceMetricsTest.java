@@ -85,10 +85,10 @@ class SluiceMetricsTest {
         SluiceMetrics m = metrics();
         m.register("counts", List.of(API, LOGIN));
 
-        m.recordDecision(decision(allow(API), allow(LOGIN)), 1_000_000, false);
-        m.recordDecision(decision(allow(API), deny(LOGIN)), 1_000_000, false);
-        m.recordDecision(decision(deny(API)), 1_000_000, false);
-        m.recordDecision(decision(deny(API)), 1_000_000, true);
+        m.recordDecision(decision(allow(API), allow(LOGIN)), 1_000_000);
+        m.recordDecision(decision(allow(API), deny(LOGIN)), 1_000_000);
+        m.recordDecision(decision(deny(API)), 1_000_000);
+        m.recordDecision(decision(deny(API.withDryRun(true))), 1_000_000); // a shadow rule: the request passed
 
         ObjectName instance = SluiceMetrics.instanceObjectName("counts");
         assertThat(server.getAttribute(instance, "Allowed")).isEqualTo(1L);
@@ -107,8 +107,8 @@ class SluiceMetricsTest {
         SluiceMetrics m = metrics();
         m.register("latency", List.of(API));
         Decision ok = decision(allow(API));
-        for (int i = 0; i < 990; i++) m.recordDecision(ok, 1_000_000, false);   // 1 ms
-        for (int i = 0; i < 10; i++) m.recordDecision(ok, 40_000_000, false);   // 40 ms
+        for (int i = 0; i < 990; i++) m.recordDecision(ok, 1_000_000);   // 1 ms
+        for (int i = 0; i < 10; i++) m.recordDecision(ok, 40_000_000);   // 40 ms
 
         ObjectName instance = SluiceMetrics.instanceObjectName("latency");
         assertThat((double) server.getAttribute(instance, "LatencyP99Millis")).isBetween(1.0, 1.125);
@@ -123,10 +123,10 @@ class SluiceMetricsTest {
         m.register("alloc", List.of(API, LOGIN));
         Decision d = decision(allow(API), deny(LOGIN));
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        for (int i = 0; i < 500_000; i++) m.recordDecision(d, i, false); // warm up, let the JIT inline
+        for (int i = 0; i < 500_000; i++) m.recordDecision(d, i); // warm up, let the JIT inline
 
         long before = threads.getCurrentThreadAllocatedBytes();
-        for (int i = 0; i < 100_000; i++) m.recordDecision(d, i * 10L, (i & 1) == 0);
+        for (int i = 0; i < 100_000; i++) m.recordDecision(d, i * 10L);
         long allocated = threads.getCurrentThreadAllocatedBytes() - before;
 
         assertThat(allocated).as("bytes allocated by 100,000 recordings").isLessThan(10_000);
@@ -149,9 +149,9 @@ class SluiceMetricsTest {
 
         // as Sluice.decide does: the failover limiter counts per request, the recorded decision per rule
         for (int i = 0; i < 10; i++) {
-            m.recordDecision(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i)))), 0, false);
+            m.recordDecision(limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=" + i)))), 0);
         }
-        m.recordDecision(limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=1")))), 0, false);
+        m.recordDecision(limiter.decide(List.of(new Acquisition(LOGIN, ClientKey.parse("ip=1")))), 0);
 
         assertThat(server.getAttribute(instance, "RedisErrors")).isEqualTo(2L);
         assertThat(server.getAttribute(instance, "RedisTimeouts")).isEqualTo(2L);

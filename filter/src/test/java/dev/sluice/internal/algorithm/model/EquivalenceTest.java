@@ -9,6 +9,7 @@ import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.TestSeed;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,6 +21,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,13 +33,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * retry-after, reset, next and delay for every rule of every request. No rounding is tolerated: all
  * three round durations up to the next whole millisecond and counts down to whole tokens.
  *
- * <p>{@code -Dsluice.equivalence.sequences=N} (default 1500) and {@code -Dsluice.equivalence.seed=S}
- * change the run; a failure prints the seed and the sequence.
+ * <p>Three suites: small rules on the instance's clock ({@code clock=local}, where a fake clock
+ * drives everything and lags); rules at the bounds Sluice accepts (limits up to 10^9, windows up
+ * to 30 days, costs up to the capacity); and small rules on Redis's clock ({@code clock=redis}),
+ * in real time, where the script reads {@code TIME} and reports the time it decided at (checked
+ * against {@code TIME} read just before and after), which the local engine and the models are
+ * then asked at.
+ *
+ * <p>The seed is fresh for every run and printed; {@code -Dsluice.seed=S} replays a run, and a
+ * failure prints the seed and the sequence. {@code -Dsluice.equivalence.sequences=N} (default
+ * 1500; a third of that at large magnitudes, a fifth on the Redis clock) changes the length.
  */
 class EquivalenceTest {
 
     static final int SEQUENCES = Integer.getInteger("sluice.equivalence.sequences", 1500);
-    static final long SEED = Long.getLong("sluice.equivalence.seed", 20_250_601L);
     /**
      * Redis expires keys in real time, the scenario runs on a fake clock: a key whose state is
      * back to full only in fake time could expire early if a sequence took longer than the expiry
@@ -59,24 +68,7 @@ class EquivalenceTest {
 
     @Test
     void modelsLocalEngineAndRedisScriptGiveTheSameAnswers() {
-        Coverage coverage = new Coverage();
-        for (int i = 0; i < SEQUENCES; i++) {
-            Scenario scenario = Scenario.generate(SEED + i, null, 3, 60);
-            for (int attempt = 1; ; attempt++) {
-                long started = System.nanoTime();
-                Coverage run = new Coverage();
-                String mismatch = replay(scenario, run);
-                long realMs = (System.nanoTime() - started) / 1_000_000;
-                if (mismatch == null) {
-                    coverage.add(run);
-                    break;
-                }
-                if (realMs <= MAX_REAL_MS || attempt == 3) {
-                    throw new AssertionError(mismatch);
-                }
-            }
-        }
-        System.out.println("equivalence: " + SEQUENCES + " sequences, " + coverage);
+        Coverage coverage = replayAll(SEQUENCES, 0, Scenario.Magnitude.SMALL, 3, 60);
         // the sequences exercise what they claim to, so agreement is not vacuous
         for (Algorithm a : Algorithm.values()) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(SEQUENCES / 20);
@@ -87,6 +79,60 @@ class EquivalenceTest {
         assertThat(coverage.lagging).as("requests from a lagging clock").isGreaterThan(SEQUENCES / 5);
     }
 
+    @Test
+    void theyAgreeAtTheLargestMagnitudesSluiceAccepts() {
+        int sequences = Math.max(1, SEQUENCES / 3);
+        Coverage coverage = replayAll(sequences, 1_000_003, Scenario.Magnitude.LARGE, 3, 40);
+        for (Algorithm a : Algorithm.values()) {
+            assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 20);
+            assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
+        }
+        assertThat(coverage.largeCosts).as("admitted costs of a million or more").isGreaterThan(sequences / 20);
+        assertThat(coverage.largeLimits).as("decisions of limits of a million or more").isGreaterThan(sequences);
+        assertThat(coverage.longWindows).as("decisions of windows of a day or more").isGreaterThan(sequences);
+    }
+
+    @Test
+    void theyAgreeOnTheRedisClock() throws InterruptedException {
+        int sequences = Math.max(1, SEQUENCES / 5);
+        Coverage coverage = new Coverage();
+        RedisEngine redis = new RedisEngine(jedis, TestRedis.uniquePrefix("equiv-redis-clock"), true, new ManualClock(0), false);
+        for (int i = 0; i < sequences; i++) {
+            Scenario scenario = Scenario.generate(TestSeed.get() + 2_000_006 + i, null, 3, 30);
+            String mismatch = replayOnTheRedisClock(redis, scenario, coverage);
+            if (mismatch != null) throw new AssertionError(TestSeed.replay() + ": " + mismatch);
+        }
+        System.out.println("equivalence on the Redis clock: " + sequences + " sequences, " + coverage);
+        for (Algorithm a : Algorithm.values()) {
+            assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 10);
+            assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
+        }
+        assertThat(coverage.spared).as("admitting rules of denied multi-rule requests").isGreaterThan(sequences / 20);
+    }
+
+    /** Replays {@code sequences} generated scenarios on the instance's clock; fails on the first disagreement. */
+    private static Coverage replayAll(int sequences, long seedOffset, Scenario.Magnitude magnitude, int maxRules, int maxSteps) {
+        Coverage coverage = new Coverage();
+        for (int i = 0; i < sequences; i++) {
+            Scenario scenario = Scenario.generate(TestSeed.get() + seedOffset + i, null, magnitude, maxRules, maxSteps);
+            for (int attempt = 1; ; attempt++) {
+                long started = System.nanoTime();
+                Coverage run = new Coverage();
+                String mismatch = replay(scenario, run);
+                long realMs = (System.nanoTime() - started) / 1_000_000;
+                if (mismatch == null) {
+                    coverage.add(run);
+                    break;
+                }
+                if (realMs <= MAX_REAL_MS || attempt == 3) {
+                    throw new AssertionError(TestSeed.replay() + ": " + mismatch);
+                }
+            }
+        }
+        System.out.println("equivalence (" + magnitude + "): " + sequences + " sequences, " + coverage);
+        return coverage;
+    }
+
     /** What the sequences exercised. */
     static final class Coverage {
         final int[] admitted = new int[Algorithm.values().length];
@@ -95,6 +141,9 @@ class EquivalenceTest {
         int spared;
         int lagging;
         int requests;
+        int largeCosts;
+        int largeLimits;
+        int longWindows;
 
         void add(Coverage o) {
             for (int i = 0; i < admitted.length; i++) {
@@ -105,6 +154,20 @@ class EquivalenceTest {
             spared += o.spared;
             lagging += o.lagging;
             requests += o.requests;
+            largeCosts += o.largeCosts;
+            largeLimits += o.largeLimits;
+            longWindows += o.longWindows;
+        }
+
+        void count(Acquisition a, Figures f, boolean admitted) {
+            int algorithm = a.rule().algorithm().ordinal();
+            if (f.allowed()) this.admitted[algorithm]++;
+            else denied[algorithm]++;
+            if (f.delayMs() > 0) delayed++;
+            if (f.allowed() && !admitted) spared++;
+            if (admitted && a.cost() >= 1_000_000) largeCosts++;
+            if (a.rule().limit() >= 1_000_000) largeLimits++;
+            if (a.rule().windowMillis() >= 86_400_000) longWindows++;
         }
 
         @Override
@@ -114,7 +177,9 @@ class EquivalenceTest {
                 sb.append(' ').append(a.id()).append(' ').append(admitted[a.ordinal()]).append('/').append(denied[a.ordinal()]);
             }
             return sb.append(" (admitted/denied rule decisions); ").append(delayed).append(" delayed, ").append(spared)
-                    .append(" admitting rules of denied requests, ").append(lagging).append(" from a lagging clock").toString();
+                    .append(" admitting rules of denied requests, ").append(lagging).append(" from a lagging clock, ")
+                    .append(largeCosts).append(" admitted costs >= 10^6, ").append(largeLimits).append(" limits >= 10^6, ")
+                    .append(longWindows).append(" windows >= 1 day").toString();
         }
     }
 
@@ -151,17 +216,64 @@ class EquivalenceTest {
                 }
                 boolean admitted = expected.stream().allMatch(Figures::allowed);
                 for (int i = 0; i < expected.size(); i++) {
-                    Figures f = expected.get(i);
-                    int algorithm = step.acquisitions().get(i).rule().algorithm().ordinal();
-                    if (f.allowed()) coverage.admitted[algorithm]++;
-                    else coverage.denied[algorithm]++;
-                    if (f.delayMs() > 0) coverage.delayed++;
-                    if (f.allowed() && !admitted) coverage.spared++;
+                    coverage.count(step.acquisitions().get(i), expected.get(i), admitted);
                 }
             }
             return null;
         } finally {
             jedis.del(keys.toArray(String[]::new));
+        }
+    }
+
+    /**
+     * Replays {@code scenario}'s requests in real time on Redis's clock (its times ignored; now and
+     * then a few ms pass, so that windows of 10 ms and more turn and buckets refill): each request
+     * is decided by the script first, then by the local engine and the models at the time the
+     * script read. Returns the first disagreement, or null.
+     */
+    static String replayOnTheRedisClock(RedisEngine redis, Scenario scenario, Coverage coverage) throws InterruptedException {
+        Random pauses = new Random(scenario.seed);
+        ManualClock clock = new ManualClock(0);
+        Set<String> keys = new HashSet<>();
+        try (RateLimiter local = new LocalEngine(clock, 1_000)) {
+            Map<String, Model> models = new HashMap<>();
+            for (int s = 0; s < scenario.steps.size(); s++) {
+                Scenario.Step step = scenario.steps.get(s);
+                if (pauses.nextInt(10) == 0) Thread.sleep(1 + pauses.nextInt(12)); // time passing is the scenario here
+                List<Model> stepModels = new ArrayList<>();
+                List<Long> costs = new ArrayList<>();
+                List<Long> windows = new ArrayList<>();
+                for (Acquisition a : step.acquisitions()) {
+                    stepModels.add(models.computeIfAbsent(a.rule().name() + "/" + a.clientKey(), k -> Model.of(a.rule())));
+                    costs.add(a.cost());
+                    windows.add(a.rule().windowMillis());
+                    keys.add(redis.key(a.rule(), a.clientKey()));
+                }
+                long before = TestRedis.timeMillis(jedis);
+                RedisEngine.Timed timed = redis.decideTimed(step.acquisitions());
+                long after = TestRedis.timeMillis(jedis);
+                if (timed.atMillis() < before || timed.atMillis() > after) {
+                    return "the script decided at " + timed.atMillis() + ", not within Redis's TIME around the call ["
+                            + before + ", " + after + "]";
+                }
+                clock.set(timed.atMillis());
+                List<Figures> fromRedis = figures(timed.decision());
+                List<Figures> expected = Figures.decide(stepModels, costs, windows, timed.atMillis());
+                List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
+                coverage.requests++;
+                if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
+                    return "engines disagree with the model at step #" + s + " at Redis's time " + timed.atMillis()
+                            + " (on the Redis clock the scenario's times below are not used)\n"
+                            + scenario.describe(s) + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
+                }
+                boolean admitted = expected.stream().allMatch(Figures::allowed);
+                for (int i = 0; i < expected.size(); i++) {
+                    coverage.count(step.acquisitions().get(i), expected.get(i), admitted);
+                }
+            }
+            return null;
+        } finally {
+            if (!keys.isEmpty()) jedis.del(keys.toArray(String[]::new));
         }
     }
 

@@ -5,7 +5,8 @@ import java.util.function.LongPredicate;
 
 /**
  * The figures of one rule's decision, derived from a {@link Model}'s predicates by brute force:
- * remaining by admitting cost-1 requests one after another on a copy; retry-after, reset and next
+ * remaining by admitting cost-1 requests one after another on copies (bisecting on how many);
+ * retry-after, reset and next
  * (the time until remaining grows) by searching for the first millisecond at which the predicate
  * holds (each only ever becomes true as time passes without requests, so the search may bisect).
  * Next is 0 when remaining never grows by waiting (it is already what a fresh state has), and the
@@ -38,14 +39,24 @@ record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs,
         return List.of(out);
     }
 
+    /** How many cost-1 requests at {@code now} would be admitted one after another: the largest k with {@link #admitsOneMore}. */
     private static long remaining(Model m, long now) {
-        Model copy = m.copy();
-        long n = 0;
-        while (copy.admits(now, 1)) {
-            copy.take(now, 1);
-            n++;
+        long admitted = 0;
+        long refused = m.capacity() + 1; // each one takes a unit of capacity
+        while (refused - admitted > 1) {
+            long mid = admitted + (refused - admitted) / 2;
+            if (admitsOneMore(m, now, mid - 1)) admitted = mid;
+            else refused = mid;
         }
-        return n;
+        return admitted;
+    }
+
+    /** Whether, after {@code taken} cost-1 requests at {@code now}, one more is admitted. */
+    private static boolean admitsOneMore(Model m, long now, long taken) {
+        if (taken == 0) return m.admits(now, 1);
+        Model copy = m.copy();
+        copy.take(now, taken);
+        return copy.admits(now, 1);
     }
 
     private static long reset(Model m, long now) {
@@ -54,8 +65,8 @@ record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs,
 
     /** The first ms at which remaining exceeds {@code remaining}; 0 if even a fresh state has no more. */
     private static long next(Model m, long now, long remaining) {
-        if (remaining(m, now + reset(m, now)) <= remaining) return 0;
-        return firstMs(now, t -> remaining(m, t) > remaining);
+        if (!admitsOneMore(m, now + reset(m, now), remaining)) return 0;
+        return firstMs(now, t -> admitsOneMore(m, t, remaining));
     }
 
     /** The smallest {@code w >= 0} such that {@code holds(now + w)}. */

@@ -13,7 +13,11 @@ interface Model {
     /** Whether a request of {@code cost} at {@code now} is admitted. Changes nothing. */
     boolean admits(long now, long cost);
 
-    /** Applies an admitted request. */
+    /**
+     * Applies an admitted request. Taking {@code c} at one instant is the same as taking 1, {@code c}
+     * times, at that instant (true of every algorithm's definition), which lets {@link Figures}
+     * count what remains by bisection rather than one request at a time.
+     */
     void take(long now, long cost);
 
     /** Whether the state at {@code now} decides exactly as a client never seen (its quota is full). */

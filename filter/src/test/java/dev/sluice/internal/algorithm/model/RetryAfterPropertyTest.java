@@ -11,6 +11,7 @@ import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.TestSeed;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -37,12 +38,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the late ones; remaining is read with a request no rule can admit, which takes nothing.)
  *
  * <p>{@code -Dsluice.property.sequences=N} sets the sequences per algorithm (default 150 local,
- * a sixth of that on Redis).
+ * a sixth of that on Redis). The seed is fresh for every run; {@code -Dsluice.seed=S} replays one.
  */
 class RetryAfterPropertyTest {
 
     static final int SEQUENCES = Integer.getInteger("sluice.property.sequences", 150);
-    static final long SEED = Long.getLong("sluice.equivalence.seed", 20_250_601L);
 
     private static JedisPooled jedis;
 
@@ -59,29 +59,46 @@ class RetryAfterPropertyTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void onTheLocalEngine(Algorithm algorithm) {
-        check(algorithm, SEQUENCES, clock -> new LocalEngine(clock, 1_000), null);
+        check(algorithm, Scenario.Magnitude.SMALL, SEQUENCES, clock -> new LocalEngine(clock, 1_000), null);
     }
 
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void onRedis(Algorithm algorithm) {
+        onRedis(algorithm, Scenario.Magnitude.SMALL, Math.max(1, SEQUENCES / 6));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void onTheLocalEngineAtLargeMagnitudes(Algorithm algorithm) {
+        check(algorithm, Scenario.Magnitude.LARGE, Math.max(1, SEQUENCES / 3), clock -> new LocalEngine(clock, 1_000), null);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void onRedisAtLargeMagnitudes(Algorithm algorithm) {
+        onRedis(algorithm, Scenario.Magnitude.LARGE, Math.max(1, SEQUENCES / 6));
+    }
+
+    private void onRedis(Algorithm algorithm, Scenario.Magnitude magnitude, int sequences) {
         Set<String> keys = new HashSet<>();
         try {
-            check(algorithm, Math.max(1, SEQUENCES / 6), clock -> new RedisEngine(jedis, TestRedis.uniquePrefix("retry"), false, clock, false), keys);
+            check(algorithm, magnitude, sequences, clock -> new RedisEngine(jedis, TestRedis.uniquePrefix("retry"), false, clock, false), keys);
         } finally {
             if (!keys.isEmpty()) jedis.del(keys.toArray(String[]::new));
         }
     }
 
-    private void check(Algorithm algorithm, int sequences, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys) {
+    private void check(Algorithm algorithm, Scenario.Magnitude magnitude, int sequences, Function<ManualClock, RateLimiter> engines,
+                       Set<String> redisKeys) {
         int[] probes = new int[3];
         for (int i = 0; i < sequences; i++) {
-            long seed = SEED + algorithm.ordinal() * 1_000_003L + i;
+            long seed = TestSeed.get() + magnitude.ordinal() * 7_000_001L + algorithm.ordinal() * 1_000_003L + i;
             for (int attempt = 1; ; attempt++) {
                 long started = System.nanoTime();
                 int[] counted = new int[3];
                 try {
-                    sequence(seed, algorithm, engines, redisKeys, counted);
+                    sequence(seed, algorithm, magnitude, engines, redisKeys, counted);
                     for (int p = 0; p < probes.length; p++) probes[p] += counted[p];
                     break;
                 } catch (AssertionError e) {
@@ -96,22 +113,24 @@ class RetryAfterPropertyTest {
     }
 
     /** One generated sequence with its probes; counts the retry, reset and next probes into {@code probes}. */
-    private static void sequence(long seed, Algorithm algorithm, Function<ManualClock, RateLimiter> engines, Set<String> redisKeys,
-                                 int[] probes) {
+    private static void sequence(long seed, Algorithm algorithm, Scenario.Magnitude magnitude,
+                                 Function<ManualClock, RateLimiter> engines, Set<String> redisKeys, int[] probes) {
         Random rnd = new Random(seed);
         List<Rule> rules = new ArrayList<>();
         int ruleCount = 1 + rnd.nextInt(2);
-        for (int r = 0; r < ruleCount; r++) rules.add(Scenario.rule("r" + r, algorithm, rnd));
+        for (int r = 0; r < ruleCount; r++) {
+            rules.add(magnitude == Scenario.Magnitude.SMALL ? Scenario.rule("r" + r, algorithm, rnd) : Scenario.largeRule("r" + r, algorithm, rnd));
+        }
         long minWindow = rules.stream().mapToLong(Rule::windowMillis).min().orElseThrow();
         ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000));
-        StringBuilder log = new StringBuilder("seed ").append(seed).append(' ').append(rules).append('\n');
+        StringBuilder log = new StringBuilder(TestSeed.replay()).append(", sequence seed ").append(seed).append(' ').append(rules).append('\n');
         try (RateLimiter engine = engines.apply(clock)) {
             for (int step = 0; step < 40; step++) {
-                clock.advance(rnd.nextInt(4) == 0 ? 0 : rnd.nextInt((int) minWindow + 1));
+                clock.advance(rnd.nextInt(4) == 0 ? 0 : rnd.nextLong(minWindow + 1));
                 List<Acquisition> request = new ArrayList<>();
                 for (Rule r : rules) {
                     if (request.isEmpty() && r == rules.get(rules.size() - 1) || rnd.nextBoolean()) {
-                        request.add(new Acquisition(r, ClientKey.parse("c"), 1 + rnd.nextInt((int) Scenario.capacity(r))));
+                        request.add(new Acquisition(r, ClientKey.parse("c"), Scenario.logUniform(rnd, 1, Scenario.capacity(r))));
                     }
                 }
                 if (redisKeys != null && engine instanceof RedisEngine redis) {

@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
@@ -17,12 +18,22 @@ import java.util.Random;
  * and requests at times that mostly move forward (by nothing, a little, about one drain interval,
  * about a window, or a lot) and sometimes lag behind the latest time by less than the expiry
  * margin and the shortest window, as an instance with a slow clock would ({@code clock=local}).
+ * {@link Magnitude#SMALL} keeps to small limits and windows, where every figure is exercised
+ * often; {@link Magnitude#LARGE} goes to the bounds Sluice accepts: limits up to 10^9, windows up
+ * to 30 days, costs up to the capacity, with {@code max(limit, burst) x window} up to 2^50.
  */
 final class Scenario {
+
+    /** How large the generated rules are. */
+    enum Magnitude { SMALL, LARGE }
 
     static final long[] WINDOWS = {10, 37, 100, 999, 1_000, 1_500, 10_000, 60_000};
     static final long[] LIMITS = {1, 2, 3, 5, 7, 10, 20};
     static final long MAX_LAG_MS = 900; // below RateAlgorithm.EXPIRY_MARGIN_MS
+    static final long MAX_WINDOW_MS = 30L * 24 * 3_600_000;
+    static final long MAX_LIMIT = 1_000_000_000;
+    /** A sliding-window log holds one entry per token, so its limits stay where a test can afford them. */
+    static final long MAX_LOG_LIMIT = 2_000;
 
     final long seed;
     final List<Rule> rules = new ArrayList<>();
@@ -35,15 +46,21 @@ final class Scenario {
         this.seed = seed;
     }
 
-    /** A scenario whose rules all use {@code only} (or any algorithm when null). */
+    /** A scenario of small rules, all using {@code only} (or any algorithm when null). */
     static Scenario generate(long seed, Algorithm only, int maxRules, int maxSteps) {
+        return generate(seed, only, Magnitude.SMALL, maxRules, maxSteps);
+    }
+
+    /** A scenario whose rules all use {@code only} (or any algorithm when null). */
+    static Scenario generate(long seed, Algorithm only, Magnitude magnitude, int maxRules, int maxSteps) {
         Random rnd = new Random(seed);
         Scenario s = new Scenario(seed);
         int ruleCount = 1 + rnd.nextInt(maxRules);
         long minWindow = Long.MAX_VALUE;
         long maxWindow = 0;
         for (int i = 0; i < ruleCount; i++) {
-            Rule r = rule("r" + i, only != null ? only : Algorithm.values()[rnd.nextInt(Algorithm.values().length)], rnd);
+            Algorithm algorithm = only != null ? only : Algorithm.values()[rnd.nextInt(Algorithm.values().length)];
+            Rule r = magnitude == Magnitude.SMALL ? rule("r" + i, algorithm, rnd) : largeRule("r" + i, algorithm, rnd);
             s.rules.add(r);
             minWindow = Math.min(minWindow, r.windowMillis());
             maxWindow = Math.max(maxWindow, r.windowMillis());
@@ -55,14 +72,14 @@ final class Scenario {
             long now;
             int kind = rnd.nextInt(100);
             if (kind < 10 && i > 0) {
-                now = latest - rnd.nextInt((int) Math.min(MAX_LAG_MS, minWindow) + 1);
+                now = latest - rnd.nextLong(Math.min(MAX_LAG_MS, minWindow) + 1);
             } else {
                 long dt;
                 if (kind < 30) dt = 0;
                 else if (kind < 50) dt = 1 + rnd.nextInt(5);
-                else if (kind < 70) dt = rnd.nextInt((int) Math.max(1, 2 * minWindow / s.rules.get(0).limit()) + 1);
-                else if (kind < 92) dt = rnd.nextInt((int) minWindow + 1);
-                else dt = rnd.nextInt((int) (3 * maxWindow) + 1);
+                else if (kind < 70) dt = rnd.nextLong(Math.max(1, 2 * minWindow / s.rules.get(0).limit()) + 1);
+                else if (kind < 92) dt = rnd.nextLong(minWindow + 1);
+                else dt = rnd.nextLong(3 * maxWindow + 1);
                 now = latest + dt;
                 latest = now;
             }
@@ -93,6 +110,29 @@ final class Scenario {
         return new Rule(name, algorithm, limit, Duration.ofMillis(window), burst, 1, FailurePolicy.OPEN, limit, maxDelay);
     }
 
+    /** A rule anywhere within the bounds Sluice accepts, its numbers spread over their orders of magnitude. */
+    static Rule largeRule(String name, Algorithm algorithm, Random rnd) {
+        long window = logUniform(rnd, 1, MAX_WINDOW_MS);
+        long maxQuota = RateAlgorithm.MAX_QUOTA_TIMES_WINDOW_MS / window;
+        long limit = logUniform(rnd, 1, Math.min(algorithm == Algorithm.SLIDING_WINDOW_LOG ? MAX_LOG_LIMIT : MAX_LIMIT, maxQuota));
+        long burst = limit;
+        Duration maxDelay = Duration.ZERO;
+        if ((algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET)
+                && rnd.nextBoolean()) {
+            burst = logUniform(rnd, 1, Math.min(Math.max(3 * limit, 2), maxQuota));
+        }
+        if (algorithm == Algorithm.LEAKY_BUCKET && rnd.nextInt(3) > 0) {
+            maxDelay = Duration.ofMillis(logUniform(rnd, 1, 2 * window));
+        }
+        return new Rule(name, algorithm, limit, Duration.ofMillis(window), burst, 1, FailurePolicy.OPEN, limit, maxDelay);
+    }
+
+    /** A number in [min, max] whose logarithm is uniform: as many small values as huge ones. */
+    static long logUniform(Random rnd, long min, long max) {
+        double v = Math.exp(Math.log(min) + rnd.nextDouble() * (Math.log(max + 1.0) - Math.log(min)));
+        return Math.max(min, Math.min(max, (long) v));
+    }
+
     /** The largest cost {@code r} ever admits: its burst for the buckets, else its limit. */
     static long capacity(Rule r) {
         return switch (r.algorithm()) {
@@ -105,7 +145,8 @@ final class Scenario {
         long capacity = capacity(r);
         int kind = rnd.nextInt(100);
         if (kind < 70) return 1;
-        if (kind < 96) return 1 + rnd.nextInt((int) capacity);
+        if (kind < 83) return 1 + rnd.nextLong(capacity);
+        if (kind < 96) return logUniform(rnd, 1, capacity); // large capacities: small costs as often as large ones
         return capacity + 1;
     }
 

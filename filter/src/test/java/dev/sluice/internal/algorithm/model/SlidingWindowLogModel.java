@@ -3,12 +3,13 @@ package dev.sluice.internal.algorithm.model;
 import java.util.ArrayList;
 import java.util.List;
 
-/** One logged time per admitted token, never trimmed; logged at max(now, newest). */
+/** Every admitted token logged with its time (as runs of tokens at one time), never trimmed; logged at max(now, newest). */
 final class SlidingWindowLogModel implements Model {
 
     private final long limit;
     private final long window;
-    private final List<Long> log = new ArrayList<>();
+    /** {time, tokens} in the order logged. */
+    private final List<long[]> log = new ArrayList<>();
 
     SlidingWindowLogModel(long limit, long window) {
         this.limit = limit;
@@ -16,12 +17,12 @@ final class SlidingWindowLogModel implements Model {
     }
 
     private long at(long now) {
-        return log.isEmpty() ? now : Math.max(now, log.get(log.size() - 1));
+        return log.isEmpty() ? now : Math.max(now, log.get(log.size() - 1)[0]);
     }
 
     private long inWindow(long now) {
         long at = at(now);
-        return log.stream().filter(t -> t > at - window).count();
+        return log.stream().filter(run -> run[0] > at - window).mapToLong(run -> run[1]).sum();
     }
 
     @Override
@@ -31,8 +32,7 @@ final class SlidingWindowLogModel implements Model {
 
     @Override
     public void take(long now, long cost) {
-        long at = at(now);
-        for (long i = 0; i < cost; i++) log.add(at);
+        log.add(new long[]{at(now), cost});
     }
 
     @Override
