@@ -197,6 +197,28 @@ public final class Sluice implements AutoCloseable {
         return rules;
     }
 
+    /**
+     * The figures a client on {@code plan} gets from the rule: the plan's, or the rule's own when the
+     * plan is {@code null} or not listed; {@code null} for an {@code unlimited} plan (the rule does not
+     * apply). A client's counters belong to the rule and the client, whatever its plan.
+     */
+    public Rule rule(String ruleName, String plan) {
+        Rule own = rule(ruleName);
+        if (plan == null) return own;
+        RuleConfig.Plan p = config.rule(ruleName).plan(plan);
+        return p == null ? own : p.rule();
+    }
+
+    /**
+     * Takes the configured cost of the rule, with the figures of the client's {@code plan}, for
+     * {@code clientKey}. Never waits. For an {@code unlimited} plan nothing is counted: the decision
+     * admits, with no rule in it.
+     */
+    public Decision tryAcquire(String ruleName, String plan, ClientKey clientKey) {
+        Rule figures = rule(ruleName, plan);
+        return figures == null ? Decision.none() : decide(List.of(new Acquisition(figures, clientKey, figures.cost())));
+    }
+
     /** Takes the rule's configured cost for the client named {@code clientKey} ({@link ClientKey#of}). Never waits. */
     public Decision tryAcquire(String ruleName, String clientKey) {
         return tryAcquire(ruleName, ClientKey.of(clientKey));

@@ -159,4 +159,46 @@ class SluiceTest {
                     new String[] {String.class.getName(), String.class.getName()})).asString().contains("no rule 'nope'");
         }
     }
+
+    @Test
+    void plansAreDataAndAClientKeepsItsCountersWhenItsPlanChanges() {
+        Rule api = Rule.of("api", Algorithm.FIXED_WINDOW, 2, Duration.ofHours(1));
+        Rule pro = api.toBuilder().limit(5).plan("pro").build();
+        SluiceConfig config = config("plans-as-data").rule(new dev.sluice.config.RuleConfig(api,
+                dev.sluice.config.RuleConfig.DEFAULT_KEY, dev.sluice.config.RuleConfig.DEFAULT_MATCH,
+                dev.sluice.key.KeyExpression.parse("attr:plan"),
+                List.of(new dev.sluice.config.RuleConfig.Plan("pro", pro),
+                        dev.sluice.config.RuleConfig.Plan.unlimited("internal")), null)).build();
+        try (Sluice sluice = Sluice.builder(config).build()) {
+            ClientKey customer = ClientKey.of("customer-1");
+            assertThat(sluice.tryAcquire("api", null, customer).allowed()).isTrue();
+            assertThat(sluice.tryAcquire("api", null, customer).allowed()).isTrue();
+            assertThat(sluice.tryAcquire("api", null, customer).allowed()).as("the free plan's 2").isFalse();
+            Decision upgraded = sluice.tryAcquire("api", "pro", customer);
+            assertThat(upgraded.allowed()).as("moved to pro: its 5, with the 2 it has had").isTrue();
+            assertThat(upgraded.rules().get(0).remaining()).isEqualTo(2);
+            assertThat(sluice.tryAcquire("api", "internal", customer).rules()).as("unlimited: no rule applies").isEmpty();
+            assertThat(sluice.rule("api", "nope")).as("an unlisted plan: the rule's own figures").isEqualTo(api);
+        }
+    }
+
+    @Test
+    void aNewConfigurationHandedInAppliesToTheNextDecisionAndKeepsCounters() {
+        Rule api = Rule.of("api", Algorithm.FIXED_WINDOW, 2, Duration.ofHours(1));
+        SluiceConfig first = config("reconfigure", api).build();
+        try (Sluice sluice = Sluice.builder(first).build()) {
+            sluice.tryAcquire("api", "c");
+            sluice.tryAcquire("api", "c");
+            assertThat(sluice.tryAcquire("api", "c").allowed()).isFalse();
+
+            sluice.reconfigure(first.toBuilder().rules(List.of(dev.sluice.config.RuleConfig.of(
+                    api.toBuilder().limit(4).build()))).build());
+            assertThat(sluice.tryAcquire("api", "c").allowed()).as("the third of 4").isTrue();
+
+            assertThatThrownBy(() -> sluice.reconfigure(first.toBuilder().keyPrefix("elsewhere:").build()))
+                    .isInstanceOf(dev.sluice.config.ConfigException.class).hasMessageContaining("key-prefix")
+                    .hasMessageContaining("cannot change while running");
+            assertThat(sluice.rule("api").limit()).as("nothing changed").isEqualTo(4);
+        }
+    }
 }

@@ -6,16 +6,21 @@ import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
 
-/** A stand-in login endpoint: every POST is a (failed) login attempt. */
+/**
+ * A stand-in login endpoint: a POST with {@code user=alice&password=correct-horse} logs in (200);
+ * any other POST is a failed attempt (401). Sluice's login rule counts only the 401s
+ * ({@code rule.login.count = 401}), so a user who types the password right is never locked out.
+ */
 public class LoginServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
 
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        resp.setStatus(HttpServletResponse.SC_UNAUTHORIZED);
+        boolean ok = "alice".equals(req.getParameter("user")) && "correct-horse".equals(req.getParameter("password"));
+        resp.setStatus(ok ? HttpServletResponse.SC_OK : HttpServletResponse.SC_UNAUTHORIZED);
         resp.setContentType("application/json");
-        resp.getWriter().write("{\"login\":\"failed\"}");
+        resp.getWriter().write(ok ? "{\"login\":\"ok\"}" : "{\"login\":\"failed\"}");
     }
 
     @Override

@@ -27,6 +27,12 @@ final class Http {
                 .header("Content-Type", "application/x-www-form-urlencoded"), headers);
     }
 
+    /** A form POST of {@code form} ({@code user=alice&password=...}). */
+    static HttpResponse<String> postForm(URI uri, String form, String... headers) {
+        return send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofString(form))
+                .header("Content-Type", "application/x-www-form-urlencoded"), headers);
+    }
+
     private static HttpResponse<String> send(HttpRequest.Builder builder, String... headers) {
         builder.timeout(Duration.ofSeconds(20));
         for (int i = 0; i + 1 < headers.length; i += 2) {

@@ -157,7 +157,7 @@ final class TomcatWebApp implements DeployedWar {
                 if (sluice == null) {
                     throw new IllegalStateException("the WAR's web.xml declares no filter named 'sluice'");
                 }
-                filterParams.forEach(sluice::addInitParameter);
+                sluice.getParameterMap().putAll(filterParams); // addInitParameter keeps the first value: these must win
                 if (probe != null) {
                     FilterDef def = new FilterDef();
                     def.setFilterName("test-first");
