@@ -48,8 +48,9 @@ final class ExampleWar {
                     zip.putNextEntry(new ZipEntry(e.getName()));
                     if (e.getName().equals("WEB-INF/web.xml")) {
                         String xml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                        int end = xml.indexOf("  </filter>");
-                        if (end < 0) throw new IllegalStateException("the example web.xml declares no filter");
+                        int sluice = xml.indexOf("<filter-name>sluice</filter-name>");
+                        int end = sluice < 0 ? -1 : xml.indexOf("  </filter>", sluice);
+                        if (end < 0) throw new IllegalStateException("the example web.xml declares no filter 'sluice'");
                         zip.write((xml.substring(0, end) + params + xml.substring(end)).getBytes(StandardCharsets.UTF_8));
                         edited = true;
                     } else {

@@ -162,4 +162,32 @@ abstract class LimitsPerClientContract {
         assertThat(allowed(fleet, 3)).as("still limited, never unlimited, never failing").isZero();
         assertThat(sumOverInstances("Reloads")).isZero();
     }
+
+    /**
+     * The example's login rule counts failed logins only ({@code rule.login.count = 401}): a client that
+     * fails three times is locked out on every instance; a user who logs in correctly never is.
+     */
+    @Test
+    @org.junit.jupiter.api.Disabled("enabled with give-back in the engines (branch algo2)")
+    void failedLoginsAloneCountAndLockOutFleetWide() throws Exception {
+        Map<String, String> params = ExampleWar.params("logins", "rule.login.limit", "3", "rule.login.window", "1h");
+        for (int i = 0; i < INSTANCES; i++) fleet.add(start(params));
+        List<URI> logins = fleet.stream().map(app -> app.uri("/login")).toList();
+        for (DeployedWar app : fleet) assertThat(Http.get(app.uri("/health")).statusCode()).isEqualTo(200);
+
+        for (int i = 0; i < 10; i++) {
+            assertThat(Http.postForm(logins.get(i % INSTANCES), "user=alice&password=correct-horse").statusCode())
+                    .as("alice logs in, %d times, on every instance", i + 1).isEqualTo(200);
+        }
+        for (int i = 0; i < 3; i++) {
+            assertThat(Http.postForm(logins.get(i % INSTANCES), "user=alice&password=wrong").statusCode())
+                    .as("failed attempt %d", i + 1).isEqualTo(401);
+        }
+        for (URI instance : logins) {
+            HttpResponse<String> locked = Http.postForm(instance, "user=alice&password=correct-horse");
+            assertThat(locked.statusCode()).as("after three failures, locked out on %s, even with the password", instance)
+                    .isEqualTo(429);
+            assertThat(locked.body()).contains("\"violated-policies\":[\"login\"]");
+        }
+    }
 }
