@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Eclipse Jetty 12.1 with the ee11 environment (Servlet 6.1). Jetty 12.0 has no ee11: this class
- * runs with {@code -Pjetty-12.1} (see dist-it/pom.xml).
+ * Eclipse Jetty 12.1 with the ee11 environment (Servlet 6.1), from the same {@code jetty-home} as
+ * {@link JettyEe10DistIT}. Jetty 12.0 has no ee11: {@code -Pjetty-12.0} leaves this class out.
  */
 class JettyEe11DistIT extends DistributionContract {
 

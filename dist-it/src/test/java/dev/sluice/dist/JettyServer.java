@@ -35,7 +35,7 @@ final class JettyServer extends Server {
     static JettyServer create(String name, Path home, String environment, Map<String, String> env) {
         if (!Files.exists(home.resolve("modules/" + environment + "-deploy.mod"))) {
             throw new IllegalStateException(home.getFileName() + " has no " + environment + " environment (Jetty 12.0 "
-                    + "stops at ee10): run the ee11 tests with mvn -Pjetty-12.1, which fetches jetty-home 12.1");
+                    + "stops at ee10): the ee11 tests need jetty-home 12.1 (dist.jetty.version), not -Pjetty-12.0");
         }
         Path base = freshDir(serversDir().resolve(name));
         try {

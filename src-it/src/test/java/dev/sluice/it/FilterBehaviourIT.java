@@ -9,13 +9,26 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The example WAR in Jetty against a real Redis, driven over HTTP as users drive it. */
+/**
+ * The example WAR in Jetty against a real Redis, driven over HTTP as users drive it: in the ee10
+ * environment here, in ee11 in {@link FilterBehaviourEe11IT}.
+ */
 class FilterBehaviourIT {
+
+    /** The Jetty environment the WAR runs in. */
+    WebApp.Environment environment() {
+        return new JettyEe10();
+    }
+
+    /** Deploys the WAR in {@link #environment()} with these init-params. */
+    WebApp start(Map<String, String> params) throws Exception {
+        return WebApp.start(environment(), params);
+    }
 
     @Test
     void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
         StandardError.Captured<WebApp> started = StandardError.during(() -> {
-            WebApp app = WebApp.start(WebApp.params("clean-start"));
+            WebApp app = start(WebApp.params("clean-start"));
             return app;
         });
         try (WebApp app = started.value()) {
@@ -26,7 +39,7 @@ class FilterBehaviourIT {
 
     @Test
     void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("denial",
+        try (WebApp app = start(WebApp.params("denial",
                 "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {
             HttpResponse<String> first = Http.get(app.uri("/api/hello"));
             assertThat(first.statusCode()).isEqualTo(200);
@@ -59,7 +72,7 @@ class FilterBehaviourIT {
     @Test
     void allowedResponseTellsWhenMoreQuotaComesNotWhenTheQuotaIsFull() throws Exception {
         // the WAR's 10-a-minute token bucket: after two requests the next token comes in 6 s, a full bucket in 12 s
-        try (WebApp app = WebApp.start(WebApp.params("next",
+        try (WebApp app = start(WebApp.params("next",
                 "rule.api.algorithm", "token-bucket", "rule.api.limit", "10", "rule.api.window", "1m"))) {
             Http.get(app.uri("/api/hello"));
             HttpResponse<String> second = Http.get(app.uri("/api/hello"));
@@ -76,7 +89,7 @@ class FilterBehaviourIT {
 
     @Test
     void statusCodeIsConfigurable() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("status", "status-code", "503",
+        try (WebApp app = start(WebApp.params("status", "status-code", "503",
                 "rule.api.limit", "1", "rule.api.window", "1h"))) {
             Http.get(app.uri("/api/a"));
             HttpResponse<String> denied = Http.get(app.uri("/api/a"));
@@ -88,7 +101,7 @@ class FilterBehaviourIT {
     @Test
     void loginRuleLimitsPostsOnly() throws Exception {
         // an hour-long window: six posts cannot straddle two of the WAR's one-minute windows
-        try (WebApp app = WebApp.start(WebApp.params("login", "rule.login.window", "1h"))) {
+        try (WebApp app = start(WebApp.params("login", "rule.login.window", "1h"))) {
             for (int i = 0; i < 5; i++) {
                 assertThat(Http.post(app.uri("/login")).statusCode()).as("attempt %d", i + 1).isEqualTo(401);
             }
@@ -104,7 +117,7 @@ class FilterBehaviourIT {
 
     @Test
     void excludedHealthCheckIsNeverLimited() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("exclude",
+        try (WebApp app = start(WebApp.params("exclude",
                 "rule.api.match", "/**", "rule.api.limit", "1", "rule.api.window", "1h"))) {
             for (int i = 0; i < 10; i++) {
                 HttpResponse<String> health = Http.get(app.uri("/health"));
@@ -125,7 +138,7 @@ class FilterBehaviourIT {
 
     @Test
     void exemptClientsAreNeverLimited() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("exempt", "exempt-ips", "127.0.0.0/8",
+        try (WebApp app = start(WebApp.params("exempt", "exempt-ips", "127.0.0.0/8",
                 "rule.api.limit", "1", "rule.api.window", "1h"))) {
             for (int i = 0; i < 5; i++) {
                 assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
@@ -135,7 +148,7 @@ class FilterBehaviourIT {
 
     @Test
     void spoofedForwardedForFromUntrustedPeerIsIgnored() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("spoof", "rule.api.limit", "2", "rule.api.window", "1h"))) {
+        try (WebApp app = start(WebApp.params("spoof", "rule.api.limit", "2", "rule.api.window", "1h"))) {
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.1").statusCode()).isEqualTo(200);
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.2").statusCode()).isEqualTo(200);
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.3").statusCode())
@@ -146,7 +159,7 @@ class FilterBehaviourIT {
 
     @Test
     void trustedProxyForwardedForIdentifiesEachClient() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("trusted", "trusted-proxies", "127.0.0.1/32",
+        try (WebApp app = start(WebApp.params("trusted", "trusted-proxies", "127.0.0.1/32",
                 "rule.api.limit", "2", "rule.api.window", "1h"))) {
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "203.0.113.1").statusCode()).isEqualTo(200);
             // the right-most address that is not a trusted proxy is the client: the spoofed left entry is ignored
@@ -159,7 +172,7 @@ class FilterBehaviourIT {
 
     @Test
     void rfc7239ForwardedHeaderIdentifiesClients() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("forwarded", "trusted-proxies", "127.0.0.1/32",
+        try (WebApp app = start(WebApp.params("forwarded", "trusted-proxies", "127.0.0.1/32",
                 "client-ip-header", "Forwarded", "rule.api.limit", "1", "rule.api.window", "1h"))) {
             assertThat(Http.get(app.uri("/api/x"), "Forwarded", "for=\"[2001:db8:cafe::17]:4711\"").statusCode()).isEqualTo(200);
             assertThat(Http.get(app.uri("/api/x"), "Forwarded", "for=\"[2001:db8:cafe::99]\"").statusCode())
@@ -170,7 +183,7 @@ class FilterBehaviourIT {
 
     @Test
     void dryRunNeverBlocksButSendsTheHeaders() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("dryrun", "mode", "dry-run",
+        try (WebApp app = start(WebApp.params("dryrun", "mode", "dry-run",
                 "rule.api.limit", "2", "rule.api.window", "1h"))) {
             HttpResponse<String> last = null;
             for (int i = 0; i < 5; i++) {
@@ -184,7 +197,7 @@ class FilterBehaviourIT {
 
     @Test
     void forwardedRequestIsCountedOnce() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("once", "rule.api.algorithm", "sliding-window-log",
+        try (WebApp app = start(WebApp.params("once", "rule.api.algorithm", "sliding-window-log",
                 "rule.api.limit", "4", "rule.api.window", "1h"))) {
             for (int i = 0; i < 4; i++) {
                 HttpResponse<String> r = Http.get(app.uri("/forward/x"));
@@ -198,7 +211,7 @@ class FilterBehaviourIT {
 
     @Test
     void deniedRequestTakesNothingFromOtherRules() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("atomic", "rules", "api, login, site",
+        try (WebApp app = start(WebApp.params("atomic", "rules", "api, login, site",
                 "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "2", "rule.api.window", "1h",
                 "rule.site.algorithm", "token-bucket", "rule.site.limit", "100", "rule.site.window", "1h",
                 "rule.site.key", "global"))) {
@@ -216,14 +229,14 @@ class FilterBehaviourIT {
     @Test
     void warWithBadConfigurationFailsToStart() {
         Map<String, String> params = WebApp.params("bad", "rule.api.limit", "-1");
-        assertThatThrownBy(() -> WebApp.start(params).close())
+        assertThatThrownBy(() -> start(params).close())
                 .satisfies(e -> assertThat(causes(e)).contains("rule.api.limit").contains("-1"));
     }
 
     @Test
     void warWithUnknownKeyFailsToStart() {
         Map<String, String> params = WebApp.params("typo", "rule.api.windw", "1m");
-        assertThatThrownBy(() -> WebApp.start(params).close())
+        assertThatThrownBy(() -> start(params).close())
                 .satisfies(e -> assertThat(causes(e)).contains("rule.api.windw"));
     }
 

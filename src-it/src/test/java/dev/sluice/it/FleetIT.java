@@ -3,52 +3,19 @@ package dev.sluice.it;
 import dev.sluice.it.Crowd.Outcome;
 import org.junit.jupiter.api.Test;
 
-import java.net.URI;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The point of Sluice: three instances sharing one Redis allow, together, what one instance would.
- * 64 concurrent clients hammer the three instances round-robin; every request comes from the
- * same client (127.0.0.1), so all of them compete for one key.
+ * {@link FleetContract} on embedded Jetty 12.1 (ee10), and the other algorithms' fleet-wide
+ * figures: what a fleet allows depends on the algorithm, not on the container.
  */
-class FleetIT {
+class FleetIT extends FleetContract {
 
-    static final int INSTANCES = 3;
-    static final int CLIENTS = 64;
-    static final int REQUESTS_PER_CLIENT = 8;
-    static final int LIMIT = 60;
-
-    static Outcome hammer(String testName, String... ruleParams) throws Exception {
-        Map<String, String> params = WebApp.params(testName, ruleParams);
-        List<WebApp> fleet = new ArrayList<>();
-        try {
-            for (int i = 0; i < INSTANCES; i++) {
-                fleet.add(WebApp.start(params));
-            }
-            List<URI> targets = fleet.stream().map(app -> app.uri("/api/fleet")).toList();
-            Outcome outcome = Crowd.hammer(targets, CLIENTS, REQUESTS_PER_CLIENT);
-            System.out.printf("FLEET %s: %s%n", testName, outcome);
-            return outcome;
-        } finally {
-            for (WebApp app : fleet) {
-                app.close();
-            }
-        }
-    }
-
-    @Test
-    void fixedWindowFleetAllowsExactlyTheLimit() throws Exception {
-        // a window of a day: the test cannot straddle two windows unless it runs across midnight UTC
-        long dayBefore = Crowd.today();
-        Outcome o = hammer("fleet-fw", "rule.api.algorithm", "fixed-window",
-                "rule.api.limit", Integer.toString(LIMIT), "rule.api.window", "1d");
-        assertThat(o.other()).as("no other status than 200 and 429").isZero();
-        o.assertOneDailyWindowAllowed(dayBefore, LIMIT);
-        assertThat(o.allowed() + o.denied()).isEqualTo(CLIENTS * REQUESTS_PER_CLIENT);
+    @Override
+    DeployedWar start(Map<String, String> params) throws Exception {
+        return WebApp.start(params);
     }
 
     @Test

@@ -18,14 +18,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A {@code leaky-bucket} rule with {@code max-delay} shapes a burst: the requests that fit the
  * queue are all admitted, but the application sees them one drain slot apart (held with the
  * Servlet async API, not a sleeping thread); the rest are refused at once. Every held request is
- * answered, on undeploy and on the container's async timeout too ({@link HeldRequests}).
+ * answered, on undeploy and on the container's async timeout too ({@link HeldRequests}). On Jetty:
+ * in the ee10 environment here, in ee11 in {@link LeakyBucketDelayEe11IT}.
  */
 class LeakyBucketDelayIT {
+
+    /** The Jetty environment the WAR runs in. */
+    WebApp.Environment environment() {
+        return new JettyEe10();
+    }
 
     @Test
     void undeployAnswersEveryHeldRequestAtOnce() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (WebApp app = WebApp.start(WebApp.params("leaky-undeploy", HeldRequests.SLOW_DRAIN),
+        try (WebApp app = WebApp.start(environment(), WebApp.params("leaky-undeploy", HeldRequests.SLOW_DRAIN),
                 new QueuedThreadPool(), probe)) {
             HeldRequests.undeployAnswersEveryHeldRequest(app, probe, 6);
         }
@@ -35,7 +41,7 @@ class LeakyBucketDelayIT {
     void heldRequestsOccupyNoServerThread() throws Exception {
         HoldProbe probe = new HoldProbe();
         // 8 threads in all: one acceptor and one selector leased, the rest for requests
-        try (WebApp app = WebApp.start(WebApp.params("leaky-threads", HeldRequests.SLOW_DRAIN),
+        try (WebApp app = WebApp.start(environment(), WebApp.params("leaky-threads", HeldRequests.SLOW_DRAIN),
                 new QueuedThreadPool(8, 8), probe)) {
             HeldRequests.heldRequestsOccupyNoContainerThread(app, probe);
         }
@@ -43,7 +49,7 @@ class LeakyBucketDelayIT {
 
     @Test
     void withoutAsyncAHeldRequestParksItsThreadUntilUndeploy() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("leaky-parked", HeldRequests.SLOW_DRAIN),
+        try (WebApp app = WebApp.start(environment(), WebApp.params("leaky-parked", HeldRequests.SLOW_DRAIN),
                 new QueuedThreadPool(), HoldProbe.synchronous())) {
             HeldRequests.parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(app);
         }
@@ -52,7 +58,7 @@ class LeakyBucketDelayIT {
     @Test
     void asyncTimeoutWhileHeldIsAnsweredBySluice() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (WebApp app = WebApp.start(WebApp.params("leaky-timeout", HeldRequests.SLOW_DRAIN),
+        try (WebApp app = WebApp.start(environment(), WebApp.params("leaky-timeout", HeldRequests.SLOW_DRAIN),
                 new QueuedThreadPool(), probe)) {
             HeldRequests.asyncTimeoutAnswersTheHeldRequest(app, probe);
         }
@@ -61,7 +67,7 @@ class LeakyBucketDelayIT {
     @Test
     void burstIsReleasedOneSlotApart() throws Exception {
         // 10 a second: one slot every 100 ms; up to 6 requests may wait at most 600 ms
-        try (WebApp app = WebApp.start(WebApp.params("leaky-delay", "rule.api.algorithm", "leaky-bucket",
+        try (WebApp app = WebApp.start(environment(), WebApp.params("leaky-delay", "rule.api.algorithm", "leaky-bucket",
                 "rule.api.limit", "10", "rule.api.window", "1s", "rule.api.burst", "6", "rule.api.max-delay", "600ms"))) {
             ExecutorService pool = Executors.newFixedThreadPool(12);
             CountDownLatch go = new CountDownLatch(1);

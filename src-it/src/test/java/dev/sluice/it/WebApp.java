@@ -1,12 +1,10 @@
 package dev.sluice.it;
 
-import jakarta.servlet.DispatcherType;
 import org.eclipse.jetty.ee.webapp.WebAppClassLoading;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
-import org.eclipse.jetty.ee10.webapp.WebAppContext;
 import org.eclipse.jetty.logging.JettyLoggingServiceProvider;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ContextHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 import java.io.IOException;
@@ -15,24 +13,45 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.EnumSet;
 import java.util.Map;
 
 /**
  * The example WAR ({@code examples/target/sluice-examples.war}) deployed in an embedded Jetty 12
  * on a free loopback port, exactly as a user deploys it, with the filter's init-params overridden
- * through an override descriptor (init-params win over the WAR's ratelimit.properties).
+ * through an override descriptor (init-params win over the WAR's ratelimit.properties). The web
+ * application runs in one of Jetty's environments: ee10 ({@link JettyEe10}, the default) or ee11
+ * ({@link JettyEe11}); this class itself uses Jetty's core classes only.
  */
 final class WebApp implements DeployedWar {
 
+    /**
+     * What differs between Jetty's environments: the classes of the web application's context.
+     * Each environment is a class of its own, so that one environment's tests never load the other's.
+     */
+    interface Environment {
+
+        /**
+         * The context of the WAR at {@code war}, at the root, with {@code overrideDescriptor} applied
+         * after its {@code web.xml} and {@code probe} (unless null) in front of its own filters; a
+         * filter or initializer that fails makes the server's start fail.
+         */
+        ContextHandler webApp(String war, String overrideDescriptor, HoldProbe probe);
+
+        /** The Servlet API version the context's {@code ServletContext} reports, e.g. {@code 6.1}. */
+        String servletVersion(ContextHandler webApp);
+    }
+
     private final Server server;
     private final ServerConnector connector;
-    private final WebAppContext app;
+    private final Environment environment;
+    private final ContextHandler app;
     private final QueuedThreadPool threads;
 
-    private WebApp(Server server, ServerConnector connector, WebAppContext app, QueuedThreadPool threads) {
+    private WebApp(Server server, ServerConnector connector, Environment environment, ContextHandler app,
+                   QueuedThreadPool threads) {
         this.server = server;
         this.connector = connector;
+        this.environment = environment;
         this.app = app;
         this.threads = threads;
     }
@@ -42,16 +61,22 @@ final class WebApp implements DeployedWar {
         return ExampleWar.params(testName, overrides);
     }
 
-    /** Deploys the WAR with the filter's init-params overridden by {@code filterParams}. */
+    /** Deploys the WAR in the ee10 environment with the filter's init-params overridden by {@code filterParams}. */
     static WebApp start(Map<String, String> filterParams) throws Exception {
-        return start(filterParams, new QueuedThreadPool(), null);
+        return start(new JettyEe10(), filterParams);
+    }
+
+    /** Deploys the WAR in {@code environment} with the filter's init-params overridden by {@code filterParams}. */
+    static WebApp start(Environment environment, Map<String, String> filterParams) throws Exception {
+        return start(environment, filterParams, new QueuedThreadPool(), null);
     }
 
     /**
-     * Deploys the WAR on a server whose threads are {@code threads}, with {@code probe} (unless
-     * null) in front of the WAR's own filters for requests as they arrive.
+     * Deploys the WAR in {@code environment} on a server whose threads are {@code threads}, with
+     * {@code probe} (unless null) in front of the WAR's own filters for requests as they arrive.
      */
-    static WebApp start(Map<String, String> filterParams, QueuedThreadPool threads, HoldProbe probe) throws Exception {
+    static WebApp start(Environment environment, Map<String, String> filterParams, QueuedThreadPool threads,
+                        HoldProbe probe) throws Exception {
         Server server = new Server(threads);
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
@@ -61,16 +86,8 @@ final class WebApp implements DeployedWar {
         // application by location too, or the WAR's slf4j finds its service file, cannot load the
         // class (a hidden server class) and prints an error
         WebAppClassLoading.addHiddenClasses(server, jarOf(JettyLoggingServiceProvider.class));
-        WebAppContext app = new WebAppContext();
-        app.setContextPath("/");
-        app.setWar(ExampleWar.path().toAbsolutePath().toString());
-        app.setThrowUnavailableOnStartupException(true);
-        app.addOverrideDescriptor(overrideDescriptor(filterParams).toString());
-        if (probe != null) {
-            FilterHolder holder = new FilterHolder(probe);
-            holder.setAsyncSupported(probe.asyncSupported()); // one filter without async makes requests synchronous
-            app.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
-        }
+        ContextHandler app = environment.webApp(ExampleWar.path().toAbsolutePath().toString(),
+                overrideDescriptor(filterParams).toString(), probe);
         server.setHandler(app);
         try {
             server.start();
@@ -78,7 +95,7 @@ final class WebApp implements DeployedWar {
             server.stop();
             throw e;
         }
-        return new WebApp(server, connector, app, threads);
+        return new WebApp(server, connector, environment, app, threads);
     }
 
     private static String jarOf(Class<?> type) {
@@ -111,6 +128,11 @@ final class WebApp implements DeployedWar {
 
     private static String escape(String s) {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+
+    /** The Servlet API version the running web application sees, e.g. {@code 6.0} on ee10. */
+    String servletVersion() {
+        return environment.servletVersion(app);
     }
 
     int port() {

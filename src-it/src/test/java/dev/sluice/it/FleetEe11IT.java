@@ -1,0 +1,12 @@
+package dev.sluice.it;
+
+import java.util.Map;
+
+/** {@link FleetContract} on embedded Jetty 12.1 in the ee11 environment (Servlet 6.1). */
+class FleetEe11IT extends FleetContract {
+
+    @Override
+    DeployedWar start(Map<String, String> params) throws Exception {
+        return WebApp.start(new JettyEe11(), params);
+    }
+}
