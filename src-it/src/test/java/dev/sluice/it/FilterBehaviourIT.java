@@ -131,7 +131,7 @@ class FilterBehaviourIT {
 
     @Test
     void prometheusScrapesSluicesMetersFromTheExample() throws Exception {
-        try (WebApp app = WebApp.start(WebApp.params("prometheus", PrometheusScrape.TIGHT_API))) {
+        try (WebApp app = start(WebApp.params("prometheus", PrometheusScrape.TIGHT_API))) {
             PrometheusScrape.scrapeShowsTheDecisions(app, "", "sluice");
         }
     }
