@@ -1,0 +1,41 @@
+package dev.sluice.internal.algorithm;
+
+/**
+ * The state of a window algorithm ({@code fixed-window}, {@code sliding-window-counter}) made from
+ * counts rather than from its own admissions: what the approximate mode decides with (the fleet's
+ * counts as of the last sync plus this instance's own since), so that its allowed/denied, remaining,
+ * retry-after, reset and next are those of the exact algorithm for those counts.
+ */
+public final class WindowCounts {
+
+    private WindowCounts() {
+    }
+
+    /** A state to {@link #set} and decide with, for {@code algorithm}'s rule (a window algorithm). */
+    public static KeyState newState(RateAlgorithm algorithm) {
+        if (!(algorithm instanceof FixedWindow) && !(algorithm instanceof SlidingWindowCounter)) {
+            throw new IllegalArgumentException("counts are kept per window only for fixed-window and"
+                    + " sliding-window-counter, not " + algorithm.rule().algorithm().id());
+        }
+        return algorithm.newState();
+    }
+
+    /**
+     * Makes {@code state} hold these counts.
+     *
+     * @param windowStart the aligned window the counts belong to (ms since the epoch)
+     * @param current     tokens counted in that window
+     * @param previous    tokens counted in the window before it (ignored by {@code fixed-window})
+     */
+    public static void set(KeyState state, long windowStart, long current, long previous) {
+        if (state instanceof FixedWindow.State s) {
+            s.windowStart = windowStart;
+            s.count = current;
+        } else {
+            SlidingWindowCounter.State s = (SlidingWindowCounter.State) state;
+            s.windowStart = windowStart;
+            s.current = current;
+            s.previous = previous;
+        }
+    }
+}
