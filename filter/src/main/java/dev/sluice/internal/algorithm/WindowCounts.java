@@ -11,31 +11,30 @@ public final class WindowCounts {
     private WindowCounts() {
     }
 
-    /** A state to {@link #set} and decide with, for {@code algorithm}'s rule (a window algorithm). */
-    public static KeyState newState(RateAlgorithm algorithm) {
-        if (!(algorithm instanceof FixedWindow) && !(algorithm instanceof SlidingWindowCounter)) {
-            throw new IllegalArgumentException("counts are kept per window only for fixed-window and"
-                    + " sliding-window-counter, not " + algorithm.rule().algorithm().id());
-        }
-        return algorithm.newState();
-    }
-
     /**
-     * Makes {@code state} hold these counts.
+     * A state of {@code algorithm}'s rule (a window algorithm) holding these counts, to decide on.
      *
      * @param windowStart the aligned window the counts belong to (ms since the epoch)
      * @param current     tokens counted in that window
      * @param previous    tokens counted in the window before it (ignored by {@code fixed-window})
      */
-    public static void set(KeyState state, long windowStart, long current, long previous) {
+    public static KeyState of(RateAlgorithm algorithm, long windowStart, long current, long previous) {
+        KeyState state = algorithm.newState();
+        set(state, windowStart, current, previous);
+        return state;
+    }
+
+    private static void set(KeyState state, long windowStart, long current, long previous) {
         if (state instanceof FixedWindow.State s) {
             s.windowStart = windowStart;
             s.count = current;
-        } else {
-            SlidingWindowCounter.State s = (SlidingWindowCounter.State) state;
+        } else if (state instanceof SlidingWindowCounter.State s) {
             s.windowStart = windowStart;
             s.current = current;
             s.previous = previous;
+        } else {
+            throw new IllegalArgumentException("counts are kept per window only for fixed-window and"
+                    + " sliding-window-counter, not " + state.getClass().getName());
         }
     }
 }

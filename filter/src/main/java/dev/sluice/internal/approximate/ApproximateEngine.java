@@ -1,6 +1,5 @@
 package dev.sluice.internal.approximate;
 
-import dev.sluice.internal.algorithm.KeyState;
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.internal.algorithm.Verdict;
@@ -25,7 +24,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The approximate mode ({@code rule.<name>.sync}): {@code fixed-window} and {@code sliding-window-counter}
@@ -82,6 +80,7 @@ public final class ApproximateEngine implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApproximateEngine.class);
     private static final long NONE = CountExchange.Counts.NONE;
+    private static final Result RETRY = new Result(null, null, null, null, null, null);
     /** How long the background thread sleeps when no rule is approximate (it is woken by the first). */
     private static final long IDLE_PARK_NANOS = 1_000_000_000L;
 
@@ -129,7 +128,7 @@ public final class ApproximateEngine implements AutoCloseable {
         this.background = background;
     }
 
-    /** The outcome of {@link #decide}: the decision, and what it took where, to {@link #release} it. */
+    /** The outcome of {@link #reserve}: the decision, and what it took where, to {@link #release} it. */
     public static final class Result {
         final Decision decision;
         final List<Acquisition> acquisitions;
@@ -187,18 +186,15 @@ public final class ApproximateEngine implements AutoCloseable {
         while (true) {
             KeyCounts c = state(series, a.clientKey());
             if (c == null) return null;
-            c.lock.lock();
-            try {
+            synchronized (c) {
                 if (c.removed) continue; // swept between lookup and lock: look up afresh
                 long w = c.window(now);
-                WindowCounts.set(c.scratch, w, c.count(w), c.count(w - series.windowMs));
-                Verdict v = algorithm.decide(c.scratch, now, a.cost());
+                Verdict v = algorithm.decide(WindowCounts.of(algorithm, w, c.count(w), c.count(w - series.windowMs)), now,
+                        a.cost());
                 c.used = true;
                 boolean take = v.allowed(); // alone, a shadow rule that admits takes too
                 if (take) c.take(w, a.cost());
                 return Decision.of(List.of(v.decision(rule, take, RuleDecision.Source.APPROXIMATE)));
-            } finally {
-                c.lock.unlock();
             }
         }
     }
@@ -229,20 +225,17 @@ public final class ApproximateEngine implements AutoCloseable {
                 states[i] = state(seriesOfRule.get(a.rule()), a.clientKey());
                 if (states[i] == null) return null;
             }
-            KeyCounts[] order = n == 1 ? states : sortedById(states);
-            int locked = 0;
-            try {
-                boolean removed = false;
-                for (KeyCounts s : order) {
-                    s.lock.lock();
-                    locked++;
-                    removed |= s.removed;
-                }
-                if (removed) continue; // swept between lookup and lock: look up afresh
-                return decideLocked(acquisitions, states, now);
-            } finally {
-                for (int i = locked - 1; i >= 0; i--) order[i].lock.unlock();
-            }
+            Result r = lockedInOrder(n == 1 ? states : sortedById(states), 0, acquisitions, states, now);
+            if (r != RETRY) return r;
+        }
+    }
+
+    /** Holds the states' monitors from {@code i} on, in the given order, then decides; {@link #RETRY} if one was swept. */
+    private Result lockedInOrder(KeyCounts[] order, int i, List<Acquisition> acquisitions, KeyCounts[] states, long now) {
+        if (i == order.length) return decideLocked(acquisitions, states, now);
+        synchronized (order[i]) {
+            if (order[i].removed) return RETRY; // swept between lookup and lock: look up afresh
+            return lockedInOrder(order, i + 1, acquisitions, states, now);
         }
     }
 
@@ -256,8 +249,9 @@ public final class ApproximateEngine implements AutoCloseable {
             KeyCounts s = states[i];
             long w = s.window(now);
             windows[i] = w;
-            WindowCounts.set(s.scratch, w, s.count(w), s.count(w - s.series.windowMs));
-            verdicts[i] = algorithms.get(a.rule()).decide(s.scratch, now, a.cost());
+            RateAlgorithm algorithm = algorithms.get(a.rule());
+            verdicts[i] = algorithm.decide(WindowCounts.of(algorithm, w, s.count(w), s.count(w - s.series.windowMs)), now,
+                    a.cost());
             admitted &= verdicts[i].allowed() || a.rule().dryRun(); // a shadow rule refuses nothing
             s.used = true;
         }
@@ -277,11 +271,8 @@ public final class ApproximateEngine implements AutoCloseable {
         for (int i = 0; i < result.states.length; i++) {
             if (!result.taken[i]) continue;
             KeyCounts s = result.states[i];
-            s.lock.lock();
-            try {
+            synchronized (s) {
                 s.untake(result.windows[i], result.acquisitions.get(i).cost());
-            } finally {
-                s.lock.unlock();
             }
         }
     }
@@ -293,11 +284,8 @@ public final class ApproximateEngine implements AutoCloseable {
         if (s == null) return;
         KeyCounts c = s.clients.get(clientKey);
         if (c == null) return;
-        c.lock.lock();
-        try {
+        synchronized (c) {
             if (!c.removed) remove(c);
-        } finally {
-            c.lock.unlock();
         }
     }
 
@@ -311,12 +299,9 @@ public final class ApproximateEngine implements AutoCloseable {
         if (s == null) return 0;
         long u = s.takeFolded();
         for (KeyCounts c : s.clients.values()) {
-            c.lock.lock();
-            try {
+            synchronized (c) {
                 u = Math.max(u, c.largestUnsynced);
                 c.largestUnsynced = 0;
-            } finally {
-                c.lock.unlock();
             }
         }
         return u;
@@ -357,11 +342,8 @@ public final class ApproximateEngine implements AutoCloseable {
     public boolean allSynced() {
         for (Series s : series.values()) {
             for (KeyCounts c : s.clients.values()) {
-                c.lock.lock();
-                try {
+                synchronized (c) {
                     if (!c.removed && !c.idle()) return false;
-                } finally {
-                    c.lock.unlock();
                 }
             }
         }
@@ -409,8 +391,7 @@ public final class ApproximateEngine implements AutoCloseable {
         List<CountExchange.Delta> deltas = new ArrayList<>();
         for (Series s : due) {
             for (KeyCounts c : s.clients.values()) {
-                c.lock.lock();
-                try {
+                synchronized (c) {
                     if (c.removed) continue;
                     if (c.idle()) {
                         if (c.expired(now)) remove(c);
@@ -418,8 +399,6 @@ public final class ApproximateEngine implements AutoCloseable {
                     }
                     deltas.add(c.snapshot(now));
                     sent.add(c);
-                } finally {
-                    c.lock.unlock();
                 }
             }
         }
@@ -434,11 +413,8 @@ public final class ApproximateEngine implements AutoCloseable {
             reply = exchange.exchange(deltas, redisClock ? -1 : now);
         } catch (RuntimeException e) {
             for (KeyCounts c : sent) {
-                c.lock.lock();
-                try {
+                synchronized (c) {
                     c.restore();
-                } finally {
-                    c.lock.unlock();
                 }
             }
             syncFailures.increment();
@@ -455,11 +431,8 @@ public final class ApproximateEngine implements AutoCloseable {
         List<CountExchange.Counts> counts = reply.counts();
         for (int i = 0, n = sent.size(); i < n; i++) {
             KeyCounts c = sent.get(i);
-            c.lock.lock();
-            try {
+            synchronized (c) {
                 c.acknowledge(counts.get(i));
-            } finally {
-                c.lock.unlock();
             }
         }
         longestSyncNanos.accumulateAndGet(tookNanos, Math::max);
@@ -504,7 +477,7 @@ public final class ApproximateEngine implements AutoCloseable {
         KeyCounts c = s.clients.get(clientKey);
         if (c != null) return c;
         if (keys.get() >= maxKeys) return null;
-        KeyCounts fresh = new KeyCounts(s, clientKey, ids.incrementAndGet(), WindowCounts.newState(algorithms.get(s.rule)));
+        KeyCounts fresh = new KeyCounts(s, clientKey, ids.incrementAndGet());
         KeyCounts raced = s.clients.putIfAbsent(clientKey, fresh);
         if (raced != null) return raced;
         keys.incrementAndGet();
@@ -623,15 +596,12 @@ public final class ApproximateEngine implements AutoCloseable {
      * One client of one rule: three sets of counts, each a window start with the counts of that window
      * and the one before: the fleet's at the last sync ({@code synced}), what this instance sent in the
      * sync in flight ({@code sending}), what it admitted since ({@code pending}). All fields are guarded
-     * by {@link #lock}.
+     * by its monitor.
      */
     static final class KeyCounts {
         final Series series;
         final ClientKey clientKey;
         final long id;
-        final ReentrantLock lock = new ReentrantLock();
-        /** What the algorithm decides on, set from the counts before each decision. */
-        final KeyState scratch;
         byte[] key;
 
         long syncedStart = NONE;
@@ -648,11 +618,10 @@ public final class ApproximateEngine implements AutoCloseable {
         boolean removed;
         long largestUnsynced;
 
-        KeyCounts(Series series, ClientKey clientKey, long id, KeyState scratch) {
+        KeyCounts(Series series, ClientKey clientKey, long id) {
             this.series = series;
             this.clientKey = clientKey;
             this.id = id;
-            this.scratch = scratch;
         }
 
         /**
