@@ -23,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -147,6 +148,7 @@ public final class ApproximateEngine implements AutoCloseable {
             this.taken = taken;
         }
 
+        /** The decision, with what was taken taken. */
         public Decision decision() {
             return decision;
         }
@@ -186,7 +188,8 @@ public final class ApproximateEngine implements AutoCloseable {
         while (true) {
             KeyCounts c = state(series, a.clientKey());
             if (c == null) return null;
-            synchronized (c) {
+            c.lock();
+            try {
                 if (c.removed) continue; // swept between lookup and lock: look up afresh
                 long w = c.window(now);
                 Verdict v = algorithm.decide(WindowCounts.of(algorithm, w, c.count(w), c.count(w - series.windowMs)), now,
@@ -195,6 +198,8 @@ public final class ApproximateEngine implements AutoCloseable {
                 boolean take = v.allowed(); // alone, a shadow rule that admits takes too
                 if (take) c.take(w, a.cost());
                 return Decision.of(List.of(v.decision(rule, take, RuleDecision.Source.APPROXIMATE)));
+            } finally {
+                c.unlock();
             }
         }
     }
@@ -230,12 +235,15 @@ public final class ApproximateEngine implements AutoCloseable {
         }
     }
 
-    /** Holds the states' monitors from {@code i} on, in the given order, then decides; {@link #RETRY} if one was swept. */
+    /** Holds the states' locks from {@code i} on, in the given order, then decides; {@link #RETRY} if one was swept. */
     private Result lockedInOrder(KeyCounts[] order, int i, List<Acquisition> acquisitions, KeyCounts[] states, long now) {
         if (i == order.length) return decideLocked(acquisitions, states, now);
-        synchronized (order[i]) {
+        order[i].lock();
+        try {
             if (order[i].removed) return RETRY; // swept between lookup and lock: look up afresh
             return lockedInOrder(order, i + 1, acquisitions, states, now);
+        } finally {
+            order[i].unlock();
         }
     }
 
@@ -271,8 +279,11 @@ public final class ApproximateEngine implements AutoCloseable {
         for (int i = 0; i < result.states.length; i++) {
             if (!result.taken[i]) continue;
             KeyCounts s = result.states[i];
-            synchronized (s) {
+            s.lock();
+            try {
                 s.untake(result.windows[i], result.acquisitions.get(i).cost());
+            } finally {
+                s.unlock();
             }
         }
     }
@@ -284,8 +295,11 @@ public final class ApproximateEngine implements AutoCloseable {
         if (s == null) return;
         KeyCounts c = s.clients.get(clientKey);
         if (c == null) return;
-        synchronized (c) {
+        c.lock();
+        try {
             if (!c.removed) remove(c);
+        } finally {
+            c.unlock();
         }
     }
 
@@ -299,9 +313,12 @@ public final class ApproximateEngine implements AutoCloseable {
         if (s == null) return 0;
         long u = s.takeFolded();
         for (KeyCounts c : s.clients.values()) {
-            synchronized (c) {
+            c.lock();
+            try {
                 u = Math.max(u, c.largestUnsynced);
                 c.largestUnsynced = 0;
+            } finally {
+                c.unlock();
             }
         }
         return u;
@@ -342,8 +359,11 @@ public final class ApproximateEngine implements AutoCloseable {
     public boolean allSynced() {
         for (Series s : series.values()) {
             for (KeyCounts c : s.clients.values()) {
-                synchronized (c) {
+                c.lock();
+                try {
                     if (!c.removed && !c.idle()) return false;
+                } finally {
+                    c.unlock();
                 }
             }
         }
@@ -391,7 +411,8 @@ public final class ApproximateEngine implements AutoCloseable {
         List<CountExchange.Delta> deltas = new ArrayList<>();
         for (Series s : due) {
             for (KeyCounts c : s.clients.values()) {
-                synchronized (c) {
+                c.lock();
+                try {
                     if (c.removed) continue;
                     if (c.idle()) {
                         if (c.expired(now)) remove(c);
@@ -399,6 +420,8 @@ public final class ApproximateEngine implements AutoCloseable {
                     }
                     deltas.add(c.snapshot(now));
                     sent.add(c);
+                } finally {
+                    c.unlock();
                 }
             }
         }
@@ -413,8 +436,11 @@ public final class ApproximateEngine implements AutoCloseable {
             reply = exchange.exchange(deltas, redisClock ? -1 : now);
         } catch (RuntimeException e) {
             for (KeyCounts c : sent) {
-                synchronized (c) {
+                c.lock();
+                try {
                     c.restore();
+                } finally {
+                    c.unlock();
                 }
             }
             syncFailures.increment();
@@ -431,8 +457,11 @@ public final class ApproximateEngine implements AutoCloseable {
         List<CountExchange.Counts> counts = reply.counts();
         for (int i = 0, n = sent.size(); i < n; i++) {
             KeyCounts c = sent.get(i);
-            synchronized (c) {
+            c.lock();
+            try {
                 c.acknowledge(counts.get(i));
+            } finally {
+                c.unlock();
             }
         }
         longestSyncNanos.accumulateAndGet(tookNanos, Math::max);
@@ -596,9 +625,11 @@ public final class ApproximateEngine implements AutoCloseable {
      * One client of one rule: three sets of counts, each a window start with the counts of that window
      * and the one before: the fleet's at the last sync ({@code synced}), what this instance sent in the
      * sync in flight ({@code sending}), what it admitted since ({@code pending}). All fields are guarded
-     * by its monitor.
+     * by its lock: a plain mutex on the state's own synchronizer (one object per client; a request never
+     * holds one client's lock twice), which keeps its throughput on a hot key under contention.
      */
-    static final class KeyCounts {
+    static final class KeyCounts extends AbstractQueuedSynchronizer {
+        private static final long serialVersionUID = 1L;
         final Series series;
         final ClientKey clientKey;
         final long id;
@@ -622,6 +653,25 @@ public final class ApproximateEngine implements AutoCloseable {
             this.series = series;
             this.clientKey = clientKey;
             this.id = id;
+        }
+
+        void lock() {
+            if (!compareAndSetState(0, 1)) acquire(1);
+        }
+
+        void unlock() {
+            release(1);
+        }
+
+        @Override
+        protected boolean tryAcquire(int ignored) {
+            return compareAndSetState(0, 1);
+        }
+
+        @Override
+        protected boolean tryRelease(int ignored) {
+            setState(0);
+            return true;
         }
 
         /**
