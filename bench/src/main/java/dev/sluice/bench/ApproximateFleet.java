@@ -33,7 +33,8 @@ final class ApproximateFleet {
 
     /** What one run measured. */
     record Run(int instances, int perInstance, long limit, long syncMs, int windows, long requests, long roundTrips,
-               long evalCalls, long largestOvershoot, long bound, long longestUnsyncedMs, String perWindow) {
+               long evalCalls, long largestOvershoot, long bound, long longestUnsyncedMs, String perWindow,
+               double redisCpuMs) {
 
         double roundTripsPerRequest() {
             return (double) roundTrips / requests;
@@ -105,8 +106,10 @@ final class ApproximateFleet {
             }
             while (System.currentTimeMillis() < start) LockSupport.parkNanos(100_000);
             tripsAt[0] = RoundTrips.count();
+            double[] cpu = new double[2];
             try (Jedis admin = BenchRedis.admin()) {
                 callsAt[0] = evalCalls(admin);
+                cpu[0] = BenchRedis.cpuSeconds(admin);
             }
             done.await();
             for (LimiterStack s : fleet) { // the last counts: one more sync each
@@ -117,6 +120,7 @@ final class ApproximateFleet {
             tripsAt[1] = RoundTrips.count();
             try (Jedis admin = BenchRedis.admin()) {
                 callsAt[1] = evalCalls(admin);
+                cpu[1] = BenchRedis.cpuSeconds(admin);
             }
             long bound = 0;
             long smallest = Long.MAX_VALUE;
@@ -137,10 +141,32 @@ final class ApproximateFleet {
                 overshoot = Math.max(overshoot, a - limit);
             }
             return new Run(instances, perInstance, limit, sync.toMillis(), windows, requests.get(), tripsAt[1] - tripsAt[0],
-                    callsAt[1] - callsAt[0], overshoot, bound, longest, String.join(", ", per));
+                    callsAt[1] - callsAt[0], overshoot, bound, longest, String.join(", ", per), (cpu[1] - cpu[0]) * 1e3);
         } finally {
             for (LimiterStack s : fleet) s.close();
             for (UnifiedJedis p : pools) p.close();
+        }
+    }
+
+    /**
+     * What a sync costs Redis per key: {@code rounds} exchanges of {@code keys} keys each (every key
+     * with a count to add, in calls of 128 pipelined), Redis CPU ({@code INFO cpu}) per key exchanged, in µs.
+     */
+    static double redisMicrosPerKey(int keys, int rounds) {
+        String prefix = BenchRedis.prefix("approx-keys");
+        try (UnifiedJedis pool = BenchRedis.pooled(); Jedis admin = BenchRedis.admin()) {
+            dev.sluice.internal.redis.SyncScript sync = new dev.sluice.internal.redis.SyncScript(pool, false);
+            long windowMs = 60_000;
+            List<dev.sluice.internal.approximate.CountExchange.Delta> deltas = new ArrayList<>(keys);
+            long start = System.currentTimeMillis() / windowMs * windowMs;
+            for (int i = 0; i < keys; i++) {
+                byte[] key = (prefix + "{api:ip=10.0." + (i / 256) + "." + (i % 256) + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                deltas.add(new dev.sluice.internal.approximate.CountExchange.Delta(key, Algorithm.FIXED_WINDOW, windowMs, start, 3, 0));
+            }
+            sync.exchange(deltas, -1); // load the script, create the keys
+            double before = BenchRedis.cpuSeconds(admin);
+            for (int r = 0; r < rounds; r++) sync.exchange(deltas, -1);
+            return (BenchRedis.cpuSeconds(admin) - before) * 1e6 / ((double) keys * rounds);
         }
     }
 
