@@ -11,21 +11,13 @@ import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 
 /**
  * The approximate mode's exchange in Redis: {@code sync.lua} (its header documents KEYS, ARGV and the
@@ -38,9 +30,9 @@ import java.util.NoSuchElementException;
  */
 public final class SyncScript implements CountExchange {
 
-    static final String SCRIPT = resource("sync.lua");
+    static final String SCRIPT = RedisEngine.resource("sync.lua");
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
-    static final String SHA = sha1Hex(SCRIPT_BYTES);
+    static final String SHA = RedisEngine.sha1Hex(SCRIPT_BYTES);
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
     static final int KEYS_PER_CALL = 128;
     private static final int NOW_BYTES = 8;
@@ -71,7 +63,7 @@ public final class SyncScript implements CountExchange {
             }
         } catch (JedisException e) {
             throw new LimiterUnavailableException("Redis could not sync the approximate counts: " + e.getMessage(), e,
-                    isTimeout(e));
+                    RedisEngine.isTimeout(e));
         }
         Counts[] counts = new Counts[deltas.size()];
         long at = Long.MIN_VALUE;
@@ -156,31 +148,5 @@ public final class SyncScript implements CountExchange {
                     .putDouble(d.windowMs()).putDouble(d.windowStart()).putDouble(d.current()).putDouble(d.previous());
         }
         return List.of(b.array());
-    }
-
-    private static boolean isTimeout(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            // NoSuchElementException: the pool had no connection within max-wait
-            if (t instanceof SocketTimeoutException || t instanceof NoSuchElementException) return true;
-            if (t.getCause() == t) break;
-        }
-        return false;
-    }
-
-    private static String resource(String name) {
-        try (InputStream in = SyncScript.class.getResourceAsStream(name)) {
-            if (in == null) throw new IllegalStateException("missing script resource dev/sluice/internal/redis/" + name);
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read script resource dev/sluice/internal/redis/" + name, e);
-        }
-    }
-
-    private static String sha1Hex(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-1 is missing from this JVM", e);
-        }
     }
 }
