@@ -4,13 +4,16 @@
 #   builds bench/ (Maven profile "bench"), starts its own redis-server on a free loopback port,
 #   runs the JMH suite (limiter API on Redis: Sluice / Bucket4j / bare EVALSHA; local engine;
 #   the filter's own overhead; Redis round trips and commands per decision; the denied flood),
-#   redis-benchmark of the same EVALSHA, and wrk against embedded Jetty (no filter / Sluice local /
-#   Sluice on Redis), and writes bench/results/<timestamp>/RESULTS.md.
+#   redis-benchmark of the same EVALSHA, wrk against embedded Jetty (no filter / Sluice local /
+#   Sluice on Redis), the approximate mode (its local path against the local engine; three instances
+#   at 1,000 requests/s on one key: round trips per request, overshoot), and writes
+#   bench/results/<timestamp>/RESULTS.md.
 #
 # Usage: bench/run.sh                 # the default matrix, ~10 minutes on 2 cores
 #        ROUNDS=3 bench/run.sh        # every JMH trial 3 times round-robin (published figures)
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
-#        PARTS=redis,commands bench/run.sh   # a subset of the JMH suite: redis,local,filter,commands,flood
+#        PARTS=redis,commands bench/run.sh   # a subset: redis,local,filter,commands,flood (the JMH suite), approx
+#        PARTS=approx SKIP_JMH=1 SKIP_HTTP=1 SKIP_REDIS_BENCHMARK=1 bench/run.sh   # the approximate mode alone (~2 min)
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
 set -euo pipefail
@@ -18,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 ROUNDS=${ROUNDS:-1}
-PARTS=${PARTS:-redis,local,filter,commands,flood}
+PARTS=${PARTS:-redis,local,filter,commands,flood,approx}
 IMPLS=${IMPLS:-sluice,bucket4j,floor}
 VARIANTS=${VARIANTS:-none local redis redis-denied}
 HTTP_SECONDS=${HTTP_SECONDS:-5}
@@ -91,6 +94,13 @@ if [ -z "${SKIP_JMH:-}" ]; then
   log "JMH suite: parts=$PARTS rounds=$ROUNDS${FULL:+ full}"
   java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.Suite --out "$OUT" \
     --rounds "$ROUNDS" --parts "$PARTS" --impls "$IMPLS" ${FULL:+--full} | tee "$OUT/suite.log"
+fi
+
+# ---------------------------------------------------------------- the approximate mode (rule.<name>.sync)
+if [[ ",$PARTS," == *,approx,* ]]; then
+  log "approximate mode: its local path against the local engine (JMH), then three instances at 1,000 requests/s on one key"
+  java -Dsluice.bench.redis="$REDIS_URL" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" \
+    dev.sluice.bench.ApproximateSuite --out "$OUT" --rounds "$ROUNDS" | tee "$OUT/approx.log"
 fi
 
 # ---------------------------------------------------------------- redis-benchmark of the floor's EVALSHA
@@ -172,5 +182,6 @@ fi
   [ -f "$OUT/summary.md" ] && cat "$OUT/summary.md"
   [ -f "$OUT/redis-benchmark.md" ] && cat "$OUT/redis-benchmark.md"
   [ -f "$OUT/http.md" ] && cat "$OUT/http.md"
+  if [ -f "$OUT/approx.md" ]; then cat "$OUT/approx.md"; fi
 } >"$OUT/RESULTS.md"
 log "done: $OUT/RESULTS.md"

@@ -349,12 +349,13 @@ public final class ConfigLoader {
                 options("open", FailurePolicy.OPEN, "closed", FailurePolicy.CLOSED));
         long fallbackLimit = values.integer(rule(name, FALLBACK_LIMIT), limit, 1, Rule.MAX_COUNT);
         Duration maxDelay = values.duration(rule(name, MAX_DELAY), Duration.ZERO, Duration.ZERO);
+        Duration sync = values.duration(rule(name, SYNC), Duration.ZERO, Duration.ZERO);
         boolean dryRun = values.choice(rule(name, RULE_MODE), globalMode,
                 options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN)) == Mode.DRY_RUN;
         Rule rule;
         try {
             rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, dryRun,
-                    null);
+                    null, sync);
         } catch (InvalidRuleException invalid) {
             String badKey = rule(name, invalid.field());
             String problem = MAX_DELAY.equals(invalid.field()) ? "only for leaky-bucket; " + algorithmKey + " is "
@@ -436,7 +437,7 @@ public final class ConfigLoader {
                     1, Rule.MAX_COUNT);
             try {
                 plans.add(new RuleConfig.Plan(plan, new Rule(name, rule.algorithm(), limit, window, burst, rule.cost(),
-                        rule.failurePolicy(), fallback, rule.maxDelay(), rule.dryRun(), plan)));
+                        rule.failurePolicy(), fallback, rule.maxDelay(), rule.dryRun(), plan, rule.sync())));
             } catch (InvalidRuleException invalid) {
                 String badKey = PLAN_KEYS.contains(invalid.field()) ? planKey(name, plan, invalid.field())
                         : rule(name, invalid.field());

@@ -772,6 +772,12 @@ public final class SluiceConfig {
                             "not available with leaky-bucket: a request it admits has been given its drain slot, which"
                                     + " cannot be given back; remove it or use another algorithm");
                 }
+                if (r.count() != null && r.rule().approximate()) {
+                    throw new ConfigException(ConfigKeys.rule(name, COUNT), shown(ConfigKeys.rule(name, COUNT), r.count().toString()),
+                            "not available with " + ConfigKeys.rule(name, SYNC) + " (the approximate mode counts per"
+                                    + " instance and sends its counts later, so it cannot tell which window a give-back"
+                                    + " belongs to); remove one of them");
+                }
                 if (!r.plans().isEmpty() && r.planKey() == null) {
                     throw new ConfigException(ConfigKeys.rule(name, PLAN), null, "required with " + ConfigKeys.rule(name, PLANS)
                             + ": the key source naming a request's plan, e.g. attr:plan or header:X-Plan");

@@ -1,12 +1,15 @@
 package dev.sluice.internal;
 
 import dev.sluice.config.SluiceConfig;
+import dev.sluice.internal.approximate.ApproximateEngine;
+import dev.sluice.internal.approximate.ApproximateLimiter;
 import dev.sluice.internal.cache.DeniedClientCache;
 import dev.sluice.internal.failover.FailoverLimiter;
 import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.internal.redis.RedisClients;
 import dev.sluice.internal.redis.RedisEngine;
+import dev.sluice.internal.redis.SyncScript;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.RateLimiter;
 import redis.clients.jedis.UnifiedJedis;
@@ -18,6 +21,10 @@ import java.util.function.UnaryOperator;
  * The one composition of Sluice's limiter, used by {@code Sluice}, the filter and the tests alike.
  * With {@code backend=redis}, a decision passes, in this order:
  * <ol>
+ *   <li>the <b>approximate mode</b> ({@code rule.<name>.sync}): the acquisitions of approximate rules are
+ *       decided here, from this instance's counts, and never go further per request (their counts go to
+ *       Redis once per sync interval, on a thread of their own); the others go on (see
+ *       {@link ApproximateLimiter} for a request with both);</li>
  *   <li>the <b>denied-client cache</b> ({@code denied-cache}): a client Redis denied a moment ago is
  *       denied again from memory, without a call;</li>
  *   <li>the <b>failure handling</b>: the circuit breaker, then, when Redis cannot answer, the failure
@@ -36,15 +43,17 @@ public final class LimiterStack implements AutoCloseable {
     private final RedisEngine redis;
     private final FailoverLimiter failover;
     private final DeniedClientCache cache;
+    private final ApproximateLimiter approximate;
     private final UnifiedJedis ownedClient;
 
     private LimiterStack(RateLimiter top, LocalEngine local, RedisEngine redis, FailoverLimiter failover,
-                         DeniedClientCache cache, UnifiedJedis ownedClient) {
+                         DeniedClientCache cache, ApproximateLimiter approximate, UnifiedJedis ownedClient) {
         this.top = top;
         this.local = local;
         this.redis = redis;
         this.failover = failover;
         this.cache = cache;
+        this.approximate = approximate;
         this.ownedClient = ownedClient;
     }
 
@@ -72,7 +81,7 @@ public final class LimiterStack implements AutoCloseable {
         LocalEngine local = new LocalEngine(clock, config.localMaxKeys());
         if (config.backend() == SluiceConfig.Backend.LOCAL) {
             metrics.breakerState("NONE");
-            return new LimiterStack(local, local, null, null, null, null);
+            return new LimiterStack(local, local, null, null, null, null, null); // sync changes nothing for one instance
         }
         UnifiedJedis jedis = client != null ? client : RedisClients.create(config.redis());
         try {
@@ -97,7 +106,10 @@ public final class LimiterStack implements AutoCloseable {
                 top = cache;
                 metrics.deniedCache(cache::size);
             }
-            return new LimiterStack(top, local, redis, failover, cache, client == null ? jedis : null);
+            ApproximateEngine counts = new ApproximateEngine(clock, redisClock, new SyncScript(jedis, cluster),
+                    config.keyPrefix(), config.localMaxKeys(), true); // its sync thread starts with the first approximate rule
+            ApproximateLimiter approximate = new ApproximateLimiter(top, failover, counts);
+            return new LimiterStack(approximate, local, redis, failover, cache, approximate, client == null ? jedis : null);
         } catch (RuntimeException e) {
             if (client == null) RedisClients.close(jedis);
             throw e;
@@ -122,6 +134,11 @@ public final class LimiterStack implements AutoCloseable {
     /** The failure handling, or {@code null} with {@code backend=local}. */
     public FailoverLimiter failover() {
         return failover;
+    }
+
+    /** The approximate mode's layer, or {@code null} with {@code backend=local}. */
+    public ApproximateLimiter approximate() {
+        return approximate;
     }
 
     /** The denied-client cache, or {@code null} when off or with {@code backend=local}. */

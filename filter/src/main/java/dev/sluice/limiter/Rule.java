@@ -33,9 +33,14 @@ import java.util.regex.Pattern;
  * @param plan          the name of the plan whose figures these are ({@code rule.<name>.plans}), or
  *                      {@code null} for the rule's own figures; a client's state belongs to the rule
  *                      and the client, whatever the plan
+ * @param sync          {@code rule.<name>.sync}: {@link Duration#ZERO} for an exact rule (every decision in
+ *                      Redis); otherwise the approximate mode: each instance decides from its own counts and
+ *                      exchanges them with Redis once per {@code sync} (fixed-window and
+ *                      sliding-window-counter only; at most half the window)
  */
 public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
-                   FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan) {
+                   FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan,
+                   Duration sync) {
 
     /** What a rule name may be: it is part of every Redis key of the rule. */
     public static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -115,12 +120,31 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         if (algorithm == Algorithm.SLIDING_WINDOW_LOG && fallbackLimit > MAX_LOG_LIMIT) {
             throw new InvalidRuleException(name, "fallback-limit", "at most " + MAX_LOG_LIMIT + " for sliding-window-log");
         }
+        long syncMs = duration(name, "sync", sync, 0);
+        if (syncMs > 0 && algorithm != Algorithm.FIXED_WINDOW && algorithm != Algorithm.SLIDING_WINDOW_COUNTER) {
+            throw new InvalidRuleException(name, "sync", "only for fixed-window and sliding-window-counter (the"
+                    + " approximate mode counts per window); the algorithm is " + algorithm.id()
+                    + ": remove sync or use one of those");
+        }
+        if (syncMs > windowMs / 2) {
+            // a sync at least twice per window, so that every window's count is exchanged while it is current
+            throw new InvalidRuleException(name, "sync", "0 (exact) or at most half the window (" + windowMs / 2
+                    + " ms for a window of " + windowMs + " ms), got " + syncMs + " ms");
+        }
+    }
+
+    /** A rule of the exact mode ({@code sync} 0), as before the approximate mode. */
+    public Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
+                FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan) {
+        this(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, dryRun, plan,
+                Duration.ZERO);
     }
 
     /** An enforcing rule with its own figures (no plan). */
     public Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
                 FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay) {
-        this(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, false, null);
+        this(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, false, null,
+                Duration.ZERO);
     }
 
     /** A rule with the defaults of the contract: burst = limit, cost 1, fail open, fallback = limit, no delay. */
@@ -136,7 +160,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     /** A builder holding this rule's parameters, to derive a changed copy. */
     public Builder toBuilder() {
         Builder b = new Builder(name).algorithm(algorithm).limit(limit).window(window).cost(cost)
-                .failurePolicy(failurePolicy).maxDelay(maxDelay).dryRun(dryRun).plan(plan);
+                .failurePolicy(failurePolicy).maxDelay(maxDelay).dryRun(dryRun).plan(plan).sync(sync);
         if (burst != limit) b.burst(burst);
         if (fallbackLimit != limit) b.fallbackLimit(fallbackLimit);
         return b;
@@ -144,6 +168,16 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
 
     public long windowMillis() {
         return window.toMillis();
+    }
+
+    /** Whether this rule is decided in the approximate mode: {@code sync} is not 0. */
+    public boolean approximate() {
+        return !sync.isZero();
+    }
+
+    /** {@code sync} in milliseconds; 0 for an exact rule. */
+    public long syncMillis() {
+        return sync.toMillis();
     }
 
     /** The largest cost one request can ever be admitted with: {@code burst} for buckets, {@code limit} for windows. */
@@ -158,18 +192,18 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         }
         long fallbackBurst = fallbackBurst(burst, fallbackLimit, limit);
         return new Rule(name, algorithm, fallbackLimit, window, fallbackBurst, cost, failurePolicy, fallbackLimit, maxDelay,
-                dryRun, plan);
+                dryRun, plan, sync);
     }
 
     public Rule withCost(long newCost) {
         return new Rule(name, algorithm, limit, window, burst, newCost, failurePolicy, fallbackLimit, maxDelay, dryRun,
-                plan);
+                plan, sync);
     }
 
     /** This rule as a shadow rule (or not). */
     public Rule withDryRun(boolean shadow) {
         return shadow == dryRun ? this : new Rule(name, algorithm, limit, window, burst, cost, failurePolicy,
-                fallbackLimit, maxDelay, shadow, plan);
+                fallbackLimit, maxDelay, shadow, plan, sync);
     }
 
     /** The backstop's burst: the rule's, scaled by fallback-limit / limit, at least 1. */
@@ -217,6 +251,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         private Duration maxDelay = Duration.ZERO;
         private boolean dryRun;
         private String plan;
+        private Duration sync = Duration.ZERO;
 
         private Builder(String name) {
             this.name = name;
@@ -282,11 +317,20 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             return this;
         }
 
+        /**
+         * Default 0: exact, every decision in Redis. Otherwise the approximate mode, exchanging counts with
+         * Redis once per {@code sync}: fixed-window and sliding-window-counter only, at most half the window.
+         */
+        public Builder sync(Duration interval) {
+            this.sync = interval;
+            return this;
+        }
+
         /** @throws InvalidRuleException naming the parameter that does not fit */
         public Rule build() {
             if (window == null) throw new InvalidRuleException(name == null ? "?" : name, "window", "required");
             return new Rule(name, algorithm, limit, window, burst == null ? limit : burst, cost, failurePolicy,
-                    fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan);
+                    fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync);
         }
     }
 }

@@ -28,6 +28,11 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
          * cache without a Redis call (the figures are Redis's, the waits shortened by the time since).
          */
         CACHE,
+        /**
+         * The approximate mode ({@code rule.<name>.sync}): this instance, from the fleet's counts as of its
+         * last sync plus its own since, without a Redis call.
+         */
+        APPROXIMATE,
         /** The in-process engine of {@code backend=local}: a per-instance decision by design. */
         LOCAL,
         /** The local backstop of an {@code open} rule, at its {@code fallback-limit}, while Redis is away. */

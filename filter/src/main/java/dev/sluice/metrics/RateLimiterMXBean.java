@@ -54,6 +54,12 @@ public interface RateLimiterMXBean {
      */
     long getDeniedCacheHits();
 
+    /**
+     * Requests decided on this instance by approximate rules ({@code rule.<name>.sync}), from the
+     * fleet's counts at the last sync plus this instance's own since: no Redis call.
+     */
+    long getApproximateDecisions();
+
     /** Denials the denied-client cache holds now (at most {@code denied-cache.max-keys}). */
     int getDeniedCacheSize();
 

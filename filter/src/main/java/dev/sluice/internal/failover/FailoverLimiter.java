@@ -114,6 +114,14 @@ public final class FailoverLimiter implements RateLimiter {
         return failurePolicy(acquisitions);
     }
 
+    /**
+     * Decides by the failure policy alone, as while Redis is away, without calling Redis: for the
+     * approximate mode's rules, which learn that Redis is away from their sync rather than from a call.
+     */
+    public Decision decideWithoutRedis(List<Acquisition> acquisitions) {
+        return acquisitions.isEmpty() ? Decision.none() : failurePolicy(acquisitions);
+    }
+
     /** Redis's decision, or null when Redis failed (the failure is reported to the breaker, the metrics and the log). */
     private Decision callRedis(List<Acquisition> acquisitions, CircuitBreaker.Permit permit) {
         RuntimeException failure;

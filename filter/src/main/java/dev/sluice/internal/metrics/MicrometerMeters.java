@@ -76,8 +76,8 @@ final class MicrometerMeters implements MeterBinding {
         this.redis = config.backend() == SluiceConfig.Backend.REDIS;
         this.cache = redis && config.deniedCache().enabled();
         this.sources = redis
-                ? cache ? EnumSet.of(Source.REDIS, Source.CACHE, Source.BACKSTOP, Source.UNAVAILABLE)
-                        : EnumSet.of(Source.REDIS, Source.BACKSTOP, Source.UNAVAILABLE)
+                ? cache ? EnumSet.of(Source.REDIS, Source.CACHE, Source.BACKSTOP, Source.UNAVAILABLE, Source.APPROXIMATE)
+                        : EnumSet.of(Source.REDIS, Source.BACKSTOP, Source.UNAVAILABLE, Source.APPROXIMATE)
                 : EnumSet.of(Source.LOCAL);
     }
 

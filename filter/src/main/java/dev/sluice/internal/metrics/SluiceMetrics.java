@@ -68,6 +68,7 @@ public final class SluiceMetrics {
     final LongAdder byRedis = new LongAdder();
     final LongAdder byCache = new LongAdder();
     final LongAdder byBackstop = new LongAdder();
+    final LongAdder byApproximate = new LongAdder();
     final LongAdder nonIpPeers = new LongAdder();
     final LongAdder reloads = new LongAdder();
     final LongAdder reloadFailures = new LongAdder();
@@ -259,6 +260,7 @@ public final class SluiceMetrics {
                 case REDIS -> byRedis.increment();
                 case CACHE -> byCache.increment();
                 case BACKSTOP -> byBackstop.increment();
+                case APPROXIMATE -> byApproximate.increment();
                 default -> { }
             }
             MeterBinding m = meters;
@@ -420,6 +422,7 @@ public final class SluiceMetrics {
         @Override public long getDecisions() { return decisions.sum(); }
         @Override public long getRedisDecisions() { return byRedis.sum(); }
         @Override public long getDeniedCacheHits() { return byCache.sum(); }
+        @Override public long getApproximateDecisions() { return byApproximate.sum(); }
         @Override public int getDeniedCacheSize() { return deniedCacheSize.getAsInt(); }
         @Override public long getNonIpPeers() { return nonIpPeers.sum(); }
         @Override public int clearDeniedCache() { return operations.clearDeniedCache(); }

@@ -187,7 +187,7 @@ public final class RedisEngine implements RateLimiter {
         }
     }
 
-    private static boolean isTimeout(Throwable e) {
+    static boolean isTimeout(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             // NoSuchElementException: the pool had no connection within max-wait
             if (t instanceof SocketTimeoutException || t instanceof NoSuchElementException) return true;
@@ -286,7 +286,7 @@ public final class RedisEngine implements RateLimiter {
         return fragment.appendTail(script).toString();
     }
 
-    private static String resource(String name) {
+    static String resource(String name) {
         try (InputStream in = RedisEngine.class.getResourceAsStream(name)) {
             if (in == null) throw new IllegalStateException("missing script resource dev/sluice/internal/redis/" + name);
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
@@ -295,7 +295,7 @@ public final class RedisEngine implements RateLimiter {
         }
     }
 
-    private static String sha1Hex(byte[] bytes) {
+    static String sha1Hex(byte[] bytes) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-1").digest(bytes);
             StringBuilder hex = new StringBuilder(40);

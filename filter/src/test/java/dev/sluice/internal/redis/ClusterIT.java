@@ -107,6 +107,34 @@ class ClusterIT {
      * one call each, and a request denied by a later rule has already taken from the earlier ones.
      */
     @Test
+    void theApproximateModesSyncReachesEveryMasterInOneExchangeOneSlotPerCall() {
+        Poll.until(Duration.ofSeconds(15), "not within 10 s of an hour boundary",
+                () -> HOUR.toMillis() - System.currentTimeMillis() % HOUR.toMillis() > 10_000);
+        UnifiedJedis jedis = RedisClients.create(TestRedisSettings.cluster(cluster.seeds()).timeout(TIMEOUT).build());
+        clients.add(jedis);
+        SyncScript sync = new SyncScript(jedis, true);
+        long now = System.currentTimeMillis();
+        long start = now - now % HOUR.toMillis();
+        List<dev.sluice.internal.approximate.CountExchange.Delta> deltas = new ArrayList<>();
+        for (int i = 0; i < CLIENTS; i++) {
+            byte[] key = ("t:cluster:sync:{api:ip=10.0.0." + i + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            deltas.add(new dev.sluice.internal.approximate.CountExchange.Delta(key, Algorithm.FIXED_WINDOW, HOUR.toMillis(),
+                    start, i + 1, 0));
+        }
+        for (int round = 1; round <= 2; round++) {
+            List<dev.sluice.internal.approximate.CountExchange.Counts> counts = sync.exchange(deltas, -1).counts();
+            for (int i = 0; i < CLIENTS; i++) {
+                assertThat(counts.get(i).current()).as("client %d, round %d", i, round).isEqualTo(round * (i + 1L));
+            }
+        }
+        assertThat(cluster.keysPerNode("t:cluster:sync:*")).as("the keys of several masters").hasSizeGreaterThan(1);
+        Rule rule = Rule.of("api", Algorithm.FIXED_WINDOW, 1_000, HOUR);
+        RuleDecision exact = new RedisEngine(jedis, "t:cluster:sync:", true, Clock.SYSTEM, true)
+                .decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.7")))).rules().get(0);
+        assertThat(exact.remaining()).as("the exact script counts with the synced count").isEqualTo(1_000 - 16 - 1);
+    }
+
+    @Test
     void aRequestWithSeveralRulesIsDecidedRuleByRuleWithoutCrossSlotErrors() {
         RedisEngine engine = instance("t:cluster:multi:");
         Rule a = Rule.of("a", Algorithm.FIXED_WINDOW, 5, HOUR);

@@ -1,0 +1,40 @@
+package dev.sluice.internal.algorithm;
+
+/**
+ * The state of a window algorithm ({@code fixed-window}, {@code sliding-window-counter}) made from
+ * counts rather than from its own admissions: what the approximate mode decides with (the fleet's
+ * counts as of the last sync plus this instance's own since), so that its allowed/denied, remaining,
+ * retry-after, reset and next are those of the exact algorithm for those counts.
+ */
+public final class WindowCounts {
+
+    private WindowCounts() {
+    }
+
+    /**
+     * A state of {@code algorithm}'s rule (a window algorithm) holding these counts, to decide on.
+     *
+     * @param windowStart the aligned window the counts belong to (ms since the epoch)
+     * @param current     tokens counted in that window
+     * @param previous    tokens counted in the window before it (ignored by {@code fixed-window})
+     */
+    public static KeyState of(RateAlgorithm algorithm, long windowStart, long current, long previous) {
+        KeyState state = algorithm.newState();
+        set(state, windowStart, current, previous);
+        return state;
+    }
+
+    private static void set(KeyState state, long windowStart, long current, long previous) {
+        if (state instanceof FixedWindow.State s) {
+            s.windowStart = windowStart;
+            s.count = current;
+        } else if (state instanceof SlidingWindowCounter.State s) {
+            s.windowStart = windowStart;
+            s.current = current;
+            s.previous = previous;
+        } else {
+            throw new IllegalArgumentException("counts are kept per window only for fixed-window and"
+                    + " sliding-window-counter, not " + state.getClass().getName());
+        }
+    }
+}

@@ -1,0 +1,772 @@
+package dev.sluice.internal.approximate;
+
+import dev.sluice.internal.algorithm.RateAlgorithm;
+import dev.sluice.internal.algorithm.RuleCache;
+import dev.sluice.internal.algorithm.Verdict;
+import dev.sluice.internal.algorithm.WindowCounts;
+import dev.sluice.key.ClientKey;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Clock;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.AbstractQueuedSynchronizer;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The approximate mode ({@code rule.<name>.sync}): {@code fixed-window} and {@code sliding-window-counter}
+ * rules decided on this instance from counts, exchanged with the fleet once per sync interval.
+ *
+ * <h2>The model</h2>
+ * For each client of a rule, this instance knows the fleet's counts of the current and the previous
+ * window <em>as of its last sync</em> (they include everything this instance had sent by then), and
+ * its own admissions since, not yet acknowledged by a sync. A request is decided by the rule's own
+ * algorithm ({@link RateAlgorithm}) on the sum of the two: so it is admitted while the last-known
+ * fleet count plus this instance's unsynced count leaves room for its cost, and its remaining,
+ * retry-after, reset and next are the exact algorithm's for that sum. Windows are aligned to the
+ * epoch on Redis's clock ({@code clock=redis}: its offset from this instance's clock is learned at
+ * every sync, to within half a round trip) or on this instance's clock ({@code clock=local}).
+ *
+ * <h2>A sync</h2>
+ * Once per {@code sync} interval (per rule, on one background thread), one {@link CountExchange} call
+ * for every client used since the last sync or holding unsent counts: each key's unsent counts are
+ * added to the fleet's count of their window in Redis, in the same key and format as the exact
+ * script's (so exact and approximate decisions count together: a rule can change mode while running,
+ * and instances of both modes share one count), and the fleet's counts come back. Requests never wait
+ * for a sync; counts admitted while one is in flight are sent with the next.
+ *
+ * <h2>The bound</h2>
+ * Each instance admits a request only if its view (fleet count at its last sync + its own count since)
+ * leaves room, and its own admissions are all in its view. So over one aligned window, for one client,
+ * the fleet admits at most {@code limit + the sum over the other instances of u_i}, where {@code u_i}
+ * is instance i's largest unsynced count in that window: what it admitted between the snapshot of one
+ * sync and the reply of the next (one interval plus a round trip), never more than {@code limit}.
+ * (Take the instance k whose last-used sync reached Redis last: the count it saw holds everyone's
+ * admissions up to their own last sync before it, and each other instance's admissions after that are
+ * within its own unsynced count, since its own last-used sync came no later.) {@link #largestUnsynced}
+ * reports u_i; the three-instance fleet test measures the bound.
+ *
+ * <h2>Before the first sync, and new windows</h2>
+ * A client new to this instance, and every client at the start of a window, is counted from what the
+ * last sync said about that window: nothing, until a sync in the window has told. So the first interval
+ * of every window is where the overshoot comes from; it is within the bound above.
+ *
+ * <h2>When a sync fails</h2>
+ * The counts sent are kept as unsent (the reply may have been lost after Redis added them: they may
+ * then be counted twice, which only ever makes the fleet admit less) and {@link #available()} turns
+ * false until a sync succeeds; meanwhile the caller ({@link ApproximateLimiter}) decides by the failure
+ * policy. The counts this engine holds were admitted while Redis answered, so they are sent when it
+ * answers again; what the local backstop counts meanwhile is never sent.
+ *
+ * <h2>Memory</h2>
+ * One small state per (rule, client) in use, kept while its windows matter (one window after its last
+ * count for {@code fixed-window}, two for {@code sliding-window-counter}) and swept at syncs; at most
+ * {@code maxKeys} at once: a client beyond that gets no state ({@link #decide} returns null, and the
+ * caller decides it exactly, in Redis).
+ */
+public final class ApproximateEngine implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ApproximateEngine.class);
+    private static final long NONE = CountExchange.Counts.NONE;
+    private static final Result RETRY = new Result(null, null, null, null, null, null);
+    /** How long the background thread sleeps when no rule is approximate (it is woken by the first). */
+    private static final long IDLE_PARK_NANOS = 1_000_000_000L;
+
+    private final Clock clock;
+    private final boolean redisClock;
+    private final CountExchange exchange;
+    private final String keyPrefix;
+    private final int maxKeys;
+    private final boolean background;
+    private final RuleCache<RateAlgorithm> algorithms = new RuleCache<>(RateAlgorithm::of);
+    private final RuleCache<Series> seriesOfRule = new RuleCache<>(this::seriesOf);
+    private final ConcurrentHashMap<SeriesId, Series> series = new ConcurrentHashMap<>();
+    private final AtomicInteger keys = new AtomicInteger();
+    private final AtomicLong ids = new AtomicLong();
+    /** Redis's clock minus this instance's, as learned at the sync with the shortest round trip lately ({@code clock=redis}). */
+    private volatile long offsetMs;
+    /** The round trip of the sync {@link #offsetMs} comes from, and when it was (System.nanoTime); under the sync lock. */
+    private long offsetRttNanos = Long.MAX_VALUE;
+    private long offsetTakenNanos;
+    private volatile boolean available = true;
+    private final LongAdder syncs = new LongAdder();
+    private final LongAdder syncFailures = new LongAdder();
+    private final AtomicLong longestSyncNanos = new AtomicLong();
+    private final AtomicLong longestUnsyncedNanos = new AtomicLong();
+    private final Object syncLock = new Object();
+    private volatile Thread thread;
+    private volatile boolean closed;
+
+    /**
+     * @param clock      the instance's clock (a fake one in tests)
+     * @param redisClock whether windows follow Redis's clock ({@code clock=redis}), learned at each sync
+     * @param exchange   where counts are exchanged (Redis)
+     * @param keyPrefix  the namespace of the Redis keys, as the exact engine's
+     * @param maxKeys    the most client states kept at once
+     * @param background whether a daemon thread syncs each rule every {@code sync} (tests call {@link #sync()})
+     */
+    public ApproximateEngine(Clock clock, boolean redisClock, CountExchange exchange, String keyPrefix, int maxKeys,
+                             boolean background) {
+        if (maxKeys < 1) throw new IllegalArgumentException("maxKeys must be at least 1: " + maxKeys);
+        this.clock = clock;
+        this.redisClock = redisClock;
+        this.exchange = exchange;
+        this.keyPrefix = keyPrefix;
+        this.maxKeys = maxKeys;
+        this.background = background;
+    }
+
+    /** The outcome of {@link #reserve}: the decision, and what it took where, to {@link #release} it. */
+    public static final class Result {
+        final Decision decision;
+        final List<Acquisition> acquisitions;
+        final KeyCounts[] states;
+        final long[] windows;
+        final Verdict[] verdicts;
+        final boolean[] taken;
+
+        Result(Decision decision, List<Acquisition> acquisitions, KeyCounts[] states, long[] windows,
+               Verdict[] verdicts, boolean[] taken) {
+            this.decision = decision;
+            this.acquisitions = acquisitions;
+            this.states = states;
+            this.windows = windows;
+            this.verdicts = verdicts;
+            this.taken = taken;
+        }
+
+        /** The decision, with what was taken taken. */
+        public Decision decision() {
+            return decision;
+        }
+
+        /** The decision as if nothing had been taken: what {@link #release} leaves. */
+        Decision untaken() {
+            List<RuleDecision> out = new ArrayList<>(verdicts.length);
+            for (int i = 0; i < verdicts.length; i++) {
+                out.add(verdicts[i].decision(acquisitions.get(i).rule(), false, RuleDecision.Source.APPROXIMATE));
+            }
+            return Decision.of(out);
+        }
+    }
+
+    /** Whether the last sync succeeded (true before the first): decisions here follow the fleet. */
+    public boolean available() {
+        return available;
+    }
+
+    /**
+     * Decides the acquisitions (all of approximate rules) atomically on this instance's counts: every
+     * enforcing rule admits and each rule that admits takes its cost, or nothing is taken.
+     *
+     * @return the decision, or {@code null} when a client has no state and there is no room for one
+     *         ({@code maxKeys}): then nothing was taken
+     */
+    public Decision decide(List<Acquisition> acquisitions) {
+        if (acquisitions.size() != 1) {
+            Result r = reserve(acquisitions);
+            return r == null ? null : r.decision;
+        }
+        Acquisition a = acquisitions.get(0);
+        Rule rule = a.rule();
+        Series series = seriesOfRule.get(rule);
+        RateAlgorithm algorithm = algorithms.get(rule);
+        long now = now();
+        while (true) {
+            KeyCounts c = state(series, a.clientKey());
+            if (c == null) return null;
+            c.lock();
+            try {
+                if (c.removed) continue; // swept between lookup and lock: look up afresh
+                long w = c.window(now);
+                Verdict v = algorithm.decide(WindowCounts.of(algorithm, w, c.count(w), c.count(w - series.windowMs)), now,
+                        a.cost());
+                c.used = true;
+                boolean take = v.allowed(); // alone, a shadow rule that admits takes too
+                if (take) c.take(w, a.cost());
+                return Decision.of(List.of(v.decision(rule, take, RuleDecision.Source.APPROXIMATE)));
+            } finally {
+                c.unlock();
+            }
+        }
+    }
+
+    /**
+     * {@link #decide}, keeping what was taken where, so that {@link #release} can give it back (the
+     * request's exact rules may still deny it).
+     *
+     * @return the result, or {@code null} when a client has no state and there is no room for one
+     */
+    public Result reserve(List<Acquisition> acquisitions) {
+        int n = acquisitions.size();
+        long now = now();
+        KeyCounts[] states = new KeyCounts[n];
+        for (int i = 0; i < n; i++) {
+            Acquisition a = acquisitions.get(i);
+            for (int j = 0; j < i; j++) {
+                Acquisition b = acquisitions.get(j);
+                if (a.rule().name().equals(b.rule().name()) && a.clientKey().equals(b.clientKey())) {
+                    throw new IllegalArgumentException("rule " + a.rule().name() + " is asked twice for client "
+                            + a.clientKey());
+                }
+            }
+        }
+        while (true) {
+            for (int i = 0; i < n; i++) {
+                Acquisition a = acquisitions.get(i);
+                states[i] = state(seriesOfRule.get(a.rule()), a.clientKey());
+                if (states[i] == null) return null;
+            }
+            Result r = lockedInOrder(n == 1 ? states : sortedById(states), 0, acquisitions, states, now);
+            if (r != RETRY) return r;
+        }
+    }
+
+    /** Holds the states' locks from {@code i} on, in the given order, then decides; {@link #RETRY} if one was swept. */
+    private Result lockedInOrder(KeyCounts[] order, int i, List<Acquisition> acquisitions, KeyCounts[] states, long now) {
+        if (i == order.length) return decideLocked(acquisitions, states, now);
+        order[i].lock();
+        try {
+            if (order[i].removed) return RETRY; // swept between lookup and lock: look up afresh
+            return lockedInOrder(order, i + 1, acquisitions, states, now);
+        } finally {
+            order[i].unlock();
+        }
+    }
+
+    private Result decideLocked(List<Acquisition> acquisitions, KeyCounts[] states, long now) {
+        int n = states.length;
+        long[] windows = new long[n];
+        Verdict[] verdicts = new Verdict[n];
+        boolean admitted = true;
+        for (int i = 0; i < n; i++) {
+            Acquisition a = acquisitions.get(i);
+            KeyCounts s = states[i];
+            long w = s.window(now);
+            windows[i] = w;
+            RateAlgorithm algorithm = algorithms.get(a.rule());
+            verdicts[i] = algorithm.decide(WindowCounts.of(algorithm, w, s.count(w), s.count(w - s.series.windowMs)), now,
+                    a.cost());
+            admitted &= verdicts[i].allowed() || a.rule().dryRun(); // a shadow rule refuses nothing
+            s.used = true;
+        }
+        boolean[] taken = new boolean[n];
+        List<RuleDecision> decisions = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Acquisition a = acquisitions.get(i);
+            taken[i] = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
+            if (taken[i]) states[i].take(windows[i], a.cost());
+            decisions.add(verdicts[i].decision(a.rule(), taken[i], RuleDecision.Source.APPROXIMATE));
+        }
+        return new Result(Decision.of(decisions), acquisitions, states, windows, verdicts, taken);
+    }
+
+    /** Gives back what {@code result} took (another rule of its request denied it): as if it had not been asked. */
+    public void release(Result result) {
+        for (int i = 0; i < result.states.length; i++) {
+            if (!result.taken[i]) continue;
+            KeyCounts s = result.states[i];
+            s.lock();
+            try {
+                s.untake(result.windows[i], result.acquisitions.get(i).cost());
+            } finally {
+                s.unlock();
+            }
+        }
+    }
+
+    /** Forgets this instance's counts of one client of one rule (an operator's reset; Redis's key is deleted apart). */
+    public void reset(Rule rule, ClientKey clientKey) {
+        if (!rule.algorithm().isWindow() || rule.algorithm() == Algorithm.SLIDING_WINDOW_LOG) return;
+        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis()));
+        if (s == null) return;
+        KeyCounts c = s.clients.get(clientKey);
+        if (c == null) return;
+        c.lock();
+        try {
+            if (!c.removed) remove(c);
+        } finally {
+            c.unlock();
+        }
+    }
+
+    /**
+     * The largest count this instance admitted, for one client of a rule, beyond the fleet's count it
+     * knew (its u in the bound of the class comment), over the rule's clients, since this was last asked;
+     * 0 if none.
+     */
+    public long largestUnsynced(Rule rule) {
+        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis()));
+        if (s == null) return 0;
+        long u = s.takeFolded();
+        for (KeyCounts c : s.clients.values()) {
+            c.lock();
+            try {
+                u = Math.max(u, c.largestUnsynced);
+                c.largestUnsynced = 0;
+            } finally {
+                c.unlock();
+            }
+        }
+        return u;
+    }
+
+    /** Exchanges counts for every rule now, whether due or not (tests, and the last sync at close). */
+    public boolean sync() {
+        synchronized (syncLock) {
+            return syncSeries(series.values());
+        }
+    }
+
+    /** Syncs that succeeded since start (each one call to Redis, or one pipeline of calls). */
+    public long syncs() {
+        return syncs.sum();
+    }
+
+    /** Syncs that failed since start. */
+    public long syncFailures() {
+        return syncFailures.sum();
+    }
+
+    /** The longest sync, from its snapshot to its reply, in ms (the "round trip" of the bound). */
+    public long longestSyncMillis() {
+        return longestSyncNanos.get() / 1_000_000;
+    }
+
+    /**
+     * The longest time, in ms, from the snapshot of one sync of a rule to the reply of the next one:
+     * how long a count admitted here can stay unknown to the fleet (the interval plus the round trip,
+     * longer when a sync was late or failed).
+     */
+    public long longestUnsyncedMillis() {
+        return longestUnsyncedNanos.get() / 1_000_000;
+    }
+
+    /** Whether every count admitted here has been acknowledged by a sync (nothing waits to be sent or is in flight). */
+    public boolean allSynced() {
+        for (Series s : series.values()) {
+            for (KeyCounts c : s.clients.values()) {
+                c.lock();
+                try {
+                    if (!c.removed && !c.idle()) return false;
+                } finally {
+                    c.unlock();
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Client states held now. */
+    public int keyCount() {
+        return keys.get();
+    }
+
+    /** The time on the windows' clock: Redis's, as learned at the last sync, or this instance's. */
+    long now() {
+        return clock.millis() + offsetMs;
+    }
+
+    /**
+     * Syncs the rules whose interval is due at {@code nanoNow} (System.nanoTime) and returns when the
+     * next one is due. Called by the background thread only.
+     */
+    long syncDue(long nanoNow) {
+        List<Series> due = new ArrayList<>();
+        long next = nanoNow + IDLE_PARK_NANOS;
+        for (Series s : series.values()) {
+            long interval = s.syncMs * 1_000_000L;
+            if (s.nextDueNanos - nanoNow <= 0) {
+                due.add(s);
+                s.nextDueNanos += interval;
+                if (s.nextDueNanos - nanoNow <= 0) s.nextDueNanos = nanoNow + interval; // late: no catching up
+            }
+            if (s.nextDueNanos - next < 0) next = s.nextDueNanos;
+        }
+        if (!due.isEmpty()) {
+            synchronized (syncLock) {
+                syncSeries(due);
+            }
+        }
+        return next;
+    }
+
+    private boolean syncSeries(Collection<Series> due) {
+        long snapshotNanos = System.nanoTime();
+        long now = now();
+        List<KeyCounts> sent = new ArrayList<>();
+        List<CountExchange.Delta> deltas = new ArrayList<>();
+        for (Series s : due) {
+            for (KeyCounts c : s.clients.values()) {
+                c.lock();
+                try {
+                    if (c.removed) continue;
+                    if (c.idle()) {
+                        if (c.expired(now)) remove(c);
+                        continue;
+                    }
+                    deltas.add(c.snapshot(now));
+                    sent.add(c);
+                } finally {
+                    c.unlock();
+                }
+            }
+        }
+        if (deltas.isEmpty()) {
+            for (Series s : due) s.lastSnapshotNanos = snapshotNanos; // nothing unsent
+            return true;
+        }
+        long startedNanos = System.nanoTime();
+        long sentAt = clock.millis();
+        CountExchange.Reply reply;
+        try {
+            reply = exchange.exchange(deltas, redisClock ? -1 : now);
+        } catch (RuntimeException e) {
+            for (KeyCounts c : sent) {
+                c.lock();
+                try {
+                    c.restore();
+                } finally {
+                    c.unlock();
+                }
+            }
+            syncFailures.increment();
+            if (available) {
+                available = false;
+                LOG.warn("Sluice: the approximate mode's sync with Redis failed ({}); its rules are decided by their"
+                        + " failure policy until a sync succeeds (tried every sync interval)", e.getMessage());
+            }
+            return false;
+        }
+        long repliedNanos = System.nanoTime();
+        long tookNanos = repliedNanos - startedNanos;
+        if (redisClock) learnOffset(reply.atMillis() - (sentAt + clock.millis()) / 2, tookNanos, repliedNanos);
+        List<CountExchange.Counts> counts = reply.counts();
+        for (int i = 0, n = sent.size(); i < n; i++) {
+            KeyCounts c = sent.get(i);
+            c.lock();
+            try {
+                c.acknowledge(counts.get(i));
+            } finally {
+                c.unlock();
+            }
+        }
+        longestSyncNanos.accumulateAndGet(tookNanos, Math::max);
+        for (Series s : due) {
+            longestUnsyncedNanos.accumulateAndGet(repliedNanos - s.lastSnapshotNanos, Math::max);
+            s.lastSnapshotNanos = snapshotNanos;
+        }
+        syncs.increment();
+        if (!available) {
+            available = true;
+            LOG.info("Sluice: the approximate mode's sync with Redis succeeds again; its rules are decided from the"
+                    + " fleet's counts again");
+        }
+        return true;
+    }
+
+    /**
+     * Takes a sync's estimate of Redis's clock, right to within half its round trip, if it is at least
+     * as good as the one in use; a slow sync (a busy machine, a pause) would otherwise shift this
+     * instance's windows. A somewhat worse one is taken once the one in use is 5 s old (clocks drift),
+     * any once it is a minute old (a clock was set).
+     */
+    private void learnOffset(long offset, long rttNanos, long atNanos) {
+        long age = atNanos - offsetTakenNanos;
+        boolean better = rttNanos <= offsetRttNanos;
+        boolean fresher = age > 5_000_000_000L && rttNanos <= 2 * offsetRttNanos + 1_000_000;
+        if (better || fresher || age > 60_000_000_000L) {
+            offsetMs = offset;
+            offsetRttNanos = rttNanos;
+            offsetTakenNanos = atNanos;
+        }
+    }
+
+    /** Under the state's lock. */
+    private void remove(KeyCounts c) {
+        c.removed = true;
+        c.series.foldLargest(c.largestUnsynced);
+        if (c.series.clients.remove(c.clientKey, c)) keys.decrementAndGet();
+    }
+
+    private KeyCounts state(Series s, ClientKey clientKey) {
+        KeyCounts c = s.clients.get(clientKey);
+        if (c != null) return c;
+        if (keys.get() >= maxKeys) return null;
+        KeyCounts fresh = new KeyCounts(s, clientKey, ids.incrementAndGet());
+        KeyCounts raced = s.clients.putIfAbsent(clientKey, fresh);
+        if (raced != null) return raced;
+        keys.incrementAndGet();
+        return fresh;
+    }
+
+    private Series seriesOf(Rule rule) {
+        if (!rule.approximate()) throw new IllegalArgumentException("rule " + rule.name() + " has no sync interval");
+        boolean[] created = {false};
+        Series s = series.computeIfAbsent(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis()), id -> {
+            created[0] = true;
+            return new Series(id, rule, keyPrefix, System.nanoTime() + rule.syncMillis() * 1_000_000L);
+        });
+        s.syncMs = rule.syncMillis(); // the newest rule's: after a reload, the new interval
+        startThread();
+        Thread t = thread;
+        if (created[0] && t != null) LockSupport.unpark(t); // its first sync may be due before the thread's next
+        return s;
+    }
+
+    private void startThread() {
+        if (!background || thread != null || closed) return;
+        synchronized (this) {
+            if (thread != null || closed) return;
+            Thread t = new Thread(this::runSyncs, "sluice-sync");
+            t.setDaemon(true);
+            thread = t;
+            t.start();
+        }
+    }
+
+    private void runSyncs() {
+        while (!closed) {
+            long now = System.nanoTime();
+            long next;
+            try {
+                next = syncDue(now);
+            } catch (RuntimeException bug) {
+                LOG.error("Sluice: the approximate mode's sync failed unexpectedly", bug);
+                next = now + IDLE_PARK_NANOS;
+            }
+            long wait = next - System.nanoTime();
+            if (wait > 0) LockSupport.parkNanos(this, wait);
+        }
+    }
+
+    private static KeyCounts[] sortedById(KeyCounts[] states) {
+        KeyCounts[] order = states.clone();
+        Arrays.sort(order, (a, b) -> Long.compare(a.id, b.id)); // one lock order for everybody: no deadlock
+        return order;
+    }
+
+    /** Stops the sync thread, then sends what is still unsent, once (best effort). */
+    @Override
+    public void close() {
+        closed = true;
+        Thread t = thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+            try {
+                t.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (keys.get() > 0) sync();
+    }
+
+    /** The counts of one rule's clients: one per (rule name, algorithm, window), shared by its plans of that window. */
+    private record SeriesId(String name, Algorithm algorithm, long windowMs) {
+    }
+
+    static final class Series {
+        final Rule rule;
+        final long windowMs;
+        final Algorithm algorithm;
+        final byte[] keyHead;
+        final ConcurrentHashMap<ClientKey, KeyCounts> clients = new ConcurrentHashMap<>();
+        volatile long syncMs;
+        /** System.nanoTime of the next sync; the sync thread's alone. */
+        long nextDueNanos;
+        /** System.nanoTime of the snapshot of the last sync that succeeded (at first: the series' creation); under the sync lock. */
+        long lastSnapshotNanos;
+        /** The largest unsynced count of clients removed since {@link ApproximateEngine#largestUnsynced} was asked. */
+        private final AtomicLong folded = new AtomicLong();
+
+        void foldLargest(long u) {
+            folded.accumulateAndGet(u, Math::max);
+        }
+
+        long takeFolded() {
+            return folded.getAndSet(0);
+        }
+
+        Series(SeriesId id, Rule rule, String keyPrefix, long firstDueNanos) {
+            this.rule = rule;
+            this.windowMs = id.windowMs();
+            this.algorithm = id.algorithm();
+            this.keyHead = (keyPrefix + "{" + id.name() + ":").getBytes(StandardCharsets.UTF_8);
+            this.syncMs = rule.syncMillis();
+            this.nextDueNanos = firstDueNanos;
+            this.lastSnapshotNanos = System.nanoTime(); // its first counts are unsynced from now
+        }
+
+        /** {@code <keyPrefix>{<rule>:<client key>}}: the exact engine's key of this client. */
+        byte[] key(ClientKey clientKey) {
+            byte[] client = clientKey.value().getBytes(StandardCharsets.UTF_8);
+            byte[] key = Arrays.copyOf(keyHead, keyHead.length + client.length + 1);
+            System.arraycopy(client, 0, key, keyHead.length, client.length);
+            key[key.length - 1] = '}';
+            return key;
+        }
+    }
+
+    /**
+     * One client of one rule: three sets of counts, each a window start with the counts of that window
+     * and the one before: the fleet's at the last sync ({@code synced}), what this instance sent in the
+     * sync in flight ({@code sending}), what it admitted since ({@code pending}). All fields are guarded
+     * by its lock: a plain mutex on the state's own synchronizer (one object per client; a request never
+     * holds one client's lock twice), which keeps its throughput on a hot key under contention.
+     */
+    static final class KeyCounts extends AbstractQueuedSynchronizer {
+        private static final long serialVersionUID = 1L;
+        final Series series;
+        final ClientKey clientKey;
+        final long id;
+        byte[] key;
+
+        long syncedStart = NONE;
+        long syncedCurrent;
+        long syncedPrevious;
+        long sendingStart = NONE;
+        long sendingCurrent;
+        long sendingPrevious;
+        long pendingStart = NONE;
+        long pendingCurrent;
+        long pendingPrevious;
+        /** Decided since the last snapshot: to be synced. */
+        boolean used;
+        boolean removed;
+        long largestUnsynced;
+
+        KeyCounts(Series series, ClientKey clientKey, long id) {
+            this.series = series;
+            this.clientKey = clientKey;
+            this.id = id;
+        }
+
+        void lock() {
+            if (!compareAndSetState(0, 1)) acquire(1);
+        }
+
+        void unlock() {
+            release(1);
+        }
+
+        @Override
+        protected boolean tryAcquire(int ignored) {
+            return compareAndSetState(0, 1);
+        }
+
+        @Override
+        protected boolean tryRelease(int ignored) {
+            setState(0);
+            return true;
+        }
+
+        /**
+         * The window a decision at {@code now} counts in: the current aligned one, or a later one the
+         * fleet or this instance already counts in (a clock that lags counts against the window already
+         * begun, as the exact algorithms do). Moves the pending counts to it.
+         */
+        long window(long now) {
+            long w = Math.floorDiv(now, series.windowMs) * series.windowMs;
+            w = Math.max(w, Math.max(syncedStart, Math.max(sendingStart, pendingStart)));
+            if (pendingStart != w) {
+                pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
+                pendingCurrent = 0;
+                pendingStart = w;
+            }
+            return w;
+        }
+
+        /** Tokens counted in window {@code x}: the fleet's at the last sync, plus this instance's since. */
+        long count(long x) {
+            return at(syncedStart, syncedCurrent, syncedPrevious, x) + unsynced(x);
+        }
+
+        /** This instance's tokens in window {@code x} that no sync has acknowledged yet. */
+        long unsynced(long x) {
+            return at(sendingStart, sendingCurrent, sendingPrevious, x) + at(pendingStart, pendingCurrent, pendingPrevious, x);
+        }
+
+        private long at(long start, long current, long previous, long x) {
+            if (start == NONE) return 0;
+            if (x == start) return current;
+            return x == start - series.windowMs ? previous : 0;
+        }
+
+        void take(long w, long cost) {
+            pendingCurrent += cost; // window(now) made pendingStart == w
+            largestUnsynced = Math.max(largestUnsynced, unsynced(w));
+        }
+
+        void untake(long w, long cost) {
+            if (pendingStart == w) {
+                pendingCurrent -= cost;
+            } else if (pendingStart == w + series.windowMs) {
+                pendingPrevious -= cost;
+            } // else: that window is over for every algorithm; nothing to give back
+        }
+
+        boolean idle() {
+            return !used && pendingCurrent == 0 && pendingPrevious == 0 && sendingStart == NONE;
+        }
+
+        /** Whether no window this state knows of matters any more (one window after the last, two for the counter). */
+        boolean expired(long now) {
+            long last = Math.max(syncedStart, pendingStart);
+            long windows = series.algorithm == Algorithm.FIXED_WINDOW ? 1 : 2;
+            return last == NONE || now >= last + windows * series.windowMs;
+        }
+
+        /** Moves the pending counts to the sync about to be sent and says what it sends. */
+        CountExchange.Delta snapshot(long now) {
+            window(now);
+            used = false;
+            sendingStart = pendingStart;
+            sendingCurrent = pendingCurrent;
+            sendingPrevious = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious; // an ended fixed window matters to nobody
+            pendingCurrent = 0;
+            pendingPrevious = 0;
+            if (key == null) key = series.key(clientKey);
+            return new CountExchange.Delta(key, series.algorithm, series.windowMs, sendingStart, sendingCurrent,
+                    sendingPrevious);
+        }
+
+        /** The sync's reply: the fleet's counts now include what was sent. */
+        void acknowledge(CountExchange.Counts counts) {
+            syncedStart = counts.windowStart();
+            syncedCurrent = counts.current();
+            syncedPrevious = counts.previous();
+            sendingStart = NONE;
+            sendingCurrent = 0;
+            sendingPrevious = 0;
+        }
+
+        /** The sync failed: what was sent counts as unsent again (it may have been added: then twice, erring low). */
+        void restore() {
+            if (sendingStart == NONE) return;
+            if (pendingStart == sendingStart) {
+                pendingCurrent += sendingCurrent;
+                pendingPrevious += sendingPrevious;
+            } else if (pendingStart == sendingStart + series.windowMs) {
+                pendingPrevious += sendingCurrent;
+            }
+            sendingStart = NONE;
+            sendingCurrent = 0;
+            sendingPrevious = 0;
+            used = true; // to be sent with the next sync
+        }
+    }
+}

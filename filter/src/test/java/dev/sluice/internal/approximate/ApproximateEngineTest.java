@@ -1,0 +1,344 @@
+package dev.sluice.internal.approximate;
+
+import dev.sluice.key.ClientKey;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.LimiterUnavailableException;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.TestSeed;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The approximate mode's counts on a fake clock, several engines sharing a {@link FleetCounts} as a fleet shares Redis. */
+class ApproximateEngineTest {
+
+    private static final long T0 = ManualClock.MINUTE_BOUNDARY;
+    private static final ClientKey CLIENT = ClientKey.parse("ip=203.0.113.7");
+    private static final String KEY = "t:{api:ip=203.0.113.7}";
+
+    private final ManualClock clock = new ManualClock(T0);
+    private final FleetCounts redis = new FleetCounts(clock);
+
+    private static Rule fixed(long limit, Duration window, Duration sync) {
+        return Rule.builder("api").algorithm(Algorithm.FIXED_WINDOW).limit(limit).window(window).sync(sync).build();
+    }
+
+    private ApproximateEngine instance() {
+        return new ApproximateEngine(clock, true, redis, "t:", 10_000, false);
+    }
+
+    private static Decision decide(ApproximateEngine e, Rule rule) {
+        return e.decide(List.of(new Acquisition(rule, CLIENT)));
+    }
+
+    private static int admit(ApproximateEngine e, Rule rule, int requests) {
+        int admitted = 0;
+        for (int i = 0; i < requests; i++) {
+            if (decide(e, rule).allowed()) admitted++;
+        }
+        return admitted;
+    }
+
+    @Test
+    void decisionsBetweenSyncsCallNothingAndOneSyncSendsEveryKeyInOneCall() {
+        Rule rule = fixed(1_000, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine e = instance();
+        for (int i = 0; i < 500; i++) {
+            Decision d = e.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0." + (i % 50)))));
+            assertThat(d.allowed()).isTrue();
+            assertThat(d.rules().get(0).source()).isEqualTo(RuleDecision.Source.APPROXIMATE);
+        }
+        assertThat(redis.calls()).as("no call per request").isZero();
+
+        assertThat(e.sync()).isTrue();
+        assertThat(redis.calls()).as("50 keys, one exchange").isEqualTo(1);
+        assertThat(redis.count("t:{api:ip=10.0.0.7}", T0)).isEqualTo(10);
+    }
+
+    @Test
+    void anInstanceAdmitsWhileTheFleetCountItLastLearnedPlusItsOwnSinceLeavesRoom() {
+        Rule rule = fixed(100, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        ApproximateEngine b = instance();
+        assertThat(admit(a, rule, 60)).isEqualTo(60);
+        a.sync();
+        assertThat(admit(b, rule, 30)).isEqualTo(30);
+        b.sync(); // b learns 90
+        a.sync();
+        assertThat(redis.calls()).as("a decided nothing since its last sync: its client is not synced").isEqualTo(2);
+        assertThat(admit(a, rule, 1)).as("a still knows 60").isEqualTo(1);
+        a.sync(); // a learns 91
+
+        assertThat(admit(a, rule, 20)).as("a: 91 known, 9 left").isEqualTo(9);
+        Decision denied = decide(a, rule);
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.rules().get(0).retryAfterMs()).as("until the aligned window ends").isEqualTo(60_000);
+
+        assertThat(admit(b, rule, 20)).as("b has not heard of a's 10 yet: the overshoot of one interval").isEqualTo(10);
+        b.sync();
+        a.sync();
+        assertThat(redis.count(KEY, T0)).isEqualTo(110);
+        assertThat(admit(a, rule, 5) + admit(b, rule, 5)).isZero();
+    }
+
+    @Test
+    void theFiguresAreTheExactAlgorithmsOnTheFleetCountPlusTheInstances() {
+        Rule rule = fixed(100, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        ApproximateEngine b = instance();
+        admit(b, rule, 40);
+        b.sync();
+        a.sync(); // a has no client yet: nothing to learn
+        clock.advance(15_000);
+        admit(a, rule, 1);
+        a.sync(); // a learns 41
+        Decision d = decide(a, rule);
+        RuleDecision r = d.rules().get(0);
+        assertThat(r.remaining()).isEqualTo(100 - 42);
+        assertThat(r.resetMs()).isEqualTo(45_000);
+        assertThat(r.nextMs()).as("fixed-window: nothing comes back before the window ends").isEqualTo(45_000);
+    }
+
+    @Test
+    void countsAdmittedWhileASyncIsInFlightAreSentWithTheNextOneNeitherLostNorTwice() {
+        Rule rule = fixed(1_000, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        admit(a, rule, 10);
+        redis.during(deltas -> admit(a, rule, 7)); // between the snapshot and the reply
+        a.sync();
+        redis.during(deltas -> { });
+        assertThat(redis.count(KEY, T0)).as("the sync in flight carried the 10").isEqualTo(10);
+        assertThat(decide(a, rule).rules().get(0).remaining()).as("17 counted, then this one").isEqualTo(1_000 - 18);
+        a.sync();
+        assertThat(redis.count(KEY, T0)).isEqualTo(18);
+    }
+
+    @Test
+    void aFailedSyncKeepsItsCountsForTheNextAndMakesTheEngineUnavailableUntilOneSucceeds() {
+        Rule rule = fixed(1_000, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        admit(a, rule, 10);
+        redis.failWith(new LimiterUnavailableException("partitioned", null, true));
+        assertThat(a.sync()).isFalse();
+        assertThat(a.available()).isFalse();
+        assertThat(a.syncFailures()).isEqualTo(1);
+        assertThat(decide(a, rule).rules().get(0).remaining()).as("still counted here").isEqualTo(1_000 - 11);
+
+        redis.failWith(null);
+        assertThat(a.sync()).isTrue();
+        assertThat(a.available()).isTrue();
+        assertThat(redis.count(KEY, T0)).as("sent when Redis answers again").isEqualTo(11);
+    }
+
+    @Test
+    void eachWindowStartsFromWhatTheLastSyncSaidAboutIt() {
+        Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        ApproximateEngine b = instance();
+        admit(a, rule, 100);
+        a.sync();
+        b.sync();
+        assertThat(admit(b, rule, 1)).as("b knows nothing of a's window yet: no sync has told it").isEqualTo(1);
+        b.sync();
+        assertThat(admit(b, rule, 1)).isZero();
+
+        clock.advance(1_000); // the next window: nobody has counted in it
+        assertThat(admit(a, rule, 30)).isEqualTo(30);
+        assertThat(admit(b, rule, 30)).isEqualTo(30);
+        a.sync();
+        b.sync();
+        assertThat(redis.count(KEY, T0 + 1_000)).isEqualTo(60);
+        assertThat(redis.count(KEY, T0)).as("the ended window is not counted into").isZero();
+    }
+
+    @Test
+    void theSlidingWindowCounterWeighsTheFleetsPreviousWindow() {
+        Rule rule = Rule.builder("api").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(100)
+                .window(Duration.ofSeconds(10)).sync(Duration.ofMillis(100)).build();
+        ApproximateEngine a = instance();
+        ApproximateEngine b = instance();
+        assertThat(admit(a, rule, 80)).isEqualTo(80);
+        a.sync();
+        clock.advance(12_500); // a quarter into the next window: the previous 80 weigh 60
+        admit(b, rule, 1);
+        b.sync(); // b learns the previous window's 80
+        RuleDecision r = decide(b, rule).rules().get(0);
+        assertThat(r.remaining()).as("100 - 80 x 3/4 - 2").isEqualTo(38);
+        assertThat(admit(b, rule, 50)).isEqualTo(38);
+
+        clock.advance(1); // a, whose last count was the previous window's, pushes into the right windows
+        admit(a, rule, 1);
+        a.sync();
+        b.sync();
+        assertThat(redis.count(KEY, T0 + 10_000)).isEqualTo(1 + 38 + 1 + 1);
+        assertThat(redis.count(KEY, T0)).as("kept as the previous window").isEqualTo(80);
+    }
+
+    @Test
+    void windowsFollowRedissClockLearnedAtEachSync() {
+        Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
+        ManualClock redisTime = new ManualClock(T0 + 300); // Redis's clock is 300 ms ahead of this instance's
+        ApproximateEngine a = new ApproximateEngine(clock, true, new FleetCounts(redisTime), "t:", 10, false);
+        admit(a, rule, 1);
+        a.sync();
+        clock.advance(750);
+        redisTime.advance(750);
+        RuleDecision r = decide(a, rule).rules().get(0);
+        assertThat(r.remaining()).as("at 1,050 ms on Redis's clock: a new window").isEqualTo(99);
+        assertThat(r.resetMs()).isEqualTo(950);
+    }
+
+    @Test
+    void aRequestOfSeveralApproximateRulesTakesFromAllOrFromNone() {
+        Rule api = fixed(100, Duration.ofMinutes(1), Duration.ofMillis(100));
+        Rule tight = Rule.builder("tight").algorithm(Algorithm.FIXED_WINDOW).limit(2).window(Duration.ofMinutes(1))
+                .sync(Duration.ofMillis(100)).build();
+        ApproximateEngine a = instance();
+        List<Acquisition> both = List.of(new Acquisition(api, CLIENT), new Acquisition(tight, CLIENT));
+        assertThat(a.decide(both).allowed()).isTrue();
+        assertThat(a.decide(both).allowed()).isTrue();
+        Decision third = a.decide(both);
+        assertThat(third.allowed()).isFalse();
+        assertThat(third.rules().get(0).allowed()).as("api would admit it").isTrue();
+        assertThat(third.rules().get(0).remaining()).as("but took nothing").isEqualTo(98);
+    }
+
+    @Test
+    void releaseGivesBackWhatARequestTookAsIfItHadNotBeenAsked() {
+        Rule rule = fixed(100, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        admit(a, rule, 5);
+        ApproximateEngine.Result taken = a.reserve(List.of(new Acquisition(rule, CLIENT)));
+        a.sync(); // sent already: the release is sent as a negative count
+        a.release(taken);
+        assertThat(taken.untaken().rules().get(0).remaining()).isEqualTo(95);
+        a.sync();
+        assertThat(redis.count(KEY, T0)).isEqualTo(5);
+        assertThat(decide(a, rule).rules().get(0).remaining()).isEqualTo(94);
+    }
+
+    @Test
+    void aClientBeyondMaxKeysGetsNoStateAndIdleEndedOnesAreSweptAtSyncs() {
+        Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
+        ApproximateEngine a = new ApproximateEngine(clock, true, redis, "t:", 2, false);
+        assertThat(a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.1"))))).isNotNull();
+        assertThat(a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.2"))))).isNotNull();
+        assertThat(a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.3"))))).as("no room").isNull();
+        a.sync();
+        clock.advance(1_000);
+        a.sync(); // idle since the last sync, and their window is over
+        assertThat(a.keyCount()).isZero();
+        assertThat(a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.3"))))).isNotNull();
+    }
+
+    /**
+     * The bound the README states, searched at random: three instances at random rates, sync intervals,
+     * phases and round-trip times (a sync in flight while requests arrive), over many windows; in every
+     * window the fleet admits at most {@code limit} plus the sum, over all instances but the one with
+     * the smallest, of what each admitted beyond the fleet count it knew; and a fixed window that denied
+     * anybody admitted at least {@code limit}.
+     */
+    @Test
+    void theFleetOvershootsAWindowByAtMostWhatTheInstancesAdmittedBetweenTwoSyncs() {
+        Random random = new Random(TestSeed.get());
+        for (int run = 0; run < 40; run++) {
+            simulate(random, run);
+        }
+    }
+
+    private void simulate(Random random, int run) {
+        Algorithm algorithm = random.nextBoolean() ? Algorithm.FIXED_WINDOW : Algorithm.SLIDING_WINDOW_COUNTER;
+        long window = random.nextBoolean() ? 500 : 1_000;
+        long limit = 20 + random.nextInt(400);
+        long sync = List.of(10L, 20L, 50L, 100L, 250L).get(random.nextInt(5));
+        Rule rule = Rule.builder("api").algorithm(algorithm).limit(limit).window(Duration.ofMillis(window))
+                .sync(Duration.ofMillis(sync)).build();
+        String what = "run " + run + " " + rule + " sync=" + sync + " " + TestSeed.replay();
+        ManualClock time = new ManualClock(T0 + random.nextInt(1_000));
+        FleetCounts store = new FleetCounts(time);
+        int n = 3;
+        ApproximateEngine[] fleet = new ApproximateEngine[n];
+        double[] perMs = new double[n];
+        long[] phase = new long[n];
+        int[] roundTrip = new int[n];
+        for (int i = 0; i < n; i++) {
+            fleet[i] = new ApproximateEngine(time, false, store, "t:", 100, false);
+            perMs[i] = random.nextInt(4) == 0 ? 0.05 : random.nextDouble() * 4;
+            phase[i] = random.nextInt((int) sync);
+            roundTrip[i] = random.nextInt(4) == 0 ? 0 : 1 + random.nextInt((int) Math.min(30, sync));
+        }
+        long first = Math.floorDiv(time.millis(), window) + 1; // the first whole window simulated
+        long end = (first + 8) * window;
+        Map<Long, long[]> admitted = new HashMap<>(); // per window: admitted, denied (0/1)
+        Map<Long, long[]> largest = new HashMap<>(); // per window: each instance's largest unsynced count
+        Runnable oneMs = () -> {
+            long w = Math.floorDiv(time.millis(), window);
+            long[] a = admitted.computeIfAbsent(w, x -> new long[2]);
+            long[] u = largest.computeIfAbsent(w, x -> new long[n]);
+            for (int i = 0; i < n; i++) {
+                int requests = (int) perMs[i] + (random.nextDouble() < perMs[i] % 1 ? 1 : 0);
+                for (int r = 0; r < requests; r++) {
+                    if (fleet[i].decide(List.of(new Acquisition(rule, CLIENT))).allowed()) a[0]++;
+                    else a[1] = 1;
+                    u[i] = Math.max(u[i], fleet[i].largestUnsynced(rule));
+                }
+            }
+            time.advance(1);
+        };
+        while (time.millis() < end) {
+            for (int i = 0; i < n; i++) {
+                if (Math.floorMod(time.millis() - phase[i], sync) == 0) {
+                    int trip = roundTrip[i];
+                    // the requests of its round trip arrive while the sync is in flight (a sync due meanwhile is skipped)
+                    store.during(deltas -> {
+                        for (int t = 0; t < trip; t++) oneMs.run();
+                    });
+                    fleet[i].sync();
+                    store.during(deltas -> { });
+                }
+            }
+            oneMs.run();
+        }
+        for (long w = first; w < first + 8; w++) {
+            long[] a = admitted.get(w);
+            long[] u = largest.get(w);
+            long bound = 0;
+            long smallest = Long.MAX_VALUE;
+            for (long x : u) {
+                bound += x;
+                smallest = Math.min(smallest, x);
+            }
+            bound -= smallest; // the sum over all instances but one
+            assertThat(a[0]).as("window %d: admitted, bound %d: %s", w, bound, what).isLessThanOrEqualTo(limit + bound);
+            for (long x : u) assertThat(x).as("what one instance admits unsynced: %s", what).isLessThanOrEqualTo(limit);
+            if (algorithm == Algorithm.FIXED_WINDOW && a[1] == 1) {
+                assertThat(a[0]).as("window %d denied somebody, so it is full: %s", w, what).isGreaterThanOrEqualTo(limit);
+            }
+        }
+    }
+
+    @Test
+    void theRedisKeyIsTheExactEnginesKeyOfTheClient() {
+        Rule rule = fixed(100, Duration.ofMinutes(1), Duration.ofMillis(100));
+        List<byte[]> keys = new ArrayList<>();
+        ApproximateEngine a = new ApproximateEngine(clock, true, (deltas, now) -> {
+            for (CountExchange.Delta d : deltas) keys.add(d.key());
+            return new CountExchange.Reply(deltas.stream().map(d -> CountExchange.Counts.EMPTY).toList(), clock.millis());
+        }, "rl:", 10, false);
+        admit(a, rule, 1);
+        a.sync();
+        assertThat(new String(keys.get(0), StandardCharsets.UTF_8)).isEqualTo("rl:{api:ip=203.0.113.7}");
+    }
+}

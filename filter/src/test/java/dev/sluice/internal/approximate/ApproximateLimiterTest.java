@@ -1,0 +1,159 @@
+package dev.sluice.internal.approximate;
+
+import dev.sluice.config.SluiceConfig;
+import dev.sluice.internal.failover.FailoverLimiter;
+import dev.sluice.internal.local.LocalEngine;
+import dev.sluice.key.ClientKey;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.LimiterUnavailableException;
+import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Where the approximate mode sits in the composition: what goes to the exact path, what never does,
+ * and how a request with both kinds of rules stays atomic.
+ */
+class ApproximateLimiterTest {
+
+    private static final ClientKey CLIENT = ClientKey.parse("ip=203.0.113.7");
+    private static final Rule APPROX = Rule.builder("api").algorithm(Algorithm.FIXED_WINDOW).limit(3)
+            .window(Duration.ofMinutes(1)).sync(Duration.ofMillis(100)).fallbackLimit(1).build();
+    private static final Rule EXACT = Rule.builder("login").algorithm(Algorithm.TOKEN_BUCKET).limit(2)
+            .window(Duration.ofMinutes(1)).build();
+
+    private final ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY);
+    private final FleetCounts counts = new FleetCounts(clock);
+    private final ApproximateEngine engine = new ApproximateEngine(clock, true, counts, "t:", 100, false);
+    /** Stands for Redis on the exact path: a real engine, counting what it is asked. */
+    private final Recording redis = new Recording(new LocalEngine(clock, 100));
+    private final FailoverLimiter failover = new FailoverLimiter(redis, new LocalEngine(clock, 100),
+            new SluiceConfig.BreakerSettings(3, Duration.ofSeconds(1), Duration.ofSeconds(8)), "test");
+    private final ApproximateLimiter limiter = new ApproximateLimiter(failover, failover, engine);
+
+    private static final class Recording implements RateLimiter {
+        final RateLimiter engine;
+        final List<List<Acquisition>> asked = new ArrayList<>();
+        boolean failing;
+
+        Recording(RateLimiter engine) {
+            this.engine = engine;
+        }
+
+        @Override
+        public Decision decide(List<Acquisition> acquisitions) {
+            asked.add(acquisitions);
+            if (failing) throw new LimiterUnavailableException("partitioned", null, true);
+            return engine.decide(acquisitions);
+        }
+    }
+
+    private static List<Acquisition> request(Rule... rules) {
+        List<Acquisition> out = new ArrayList<>();
+        for (Rule r : rules) out.add(new Acquisition(r, CLIENT));
+        return out;
+    }
+
+    @Test
+    void anApproximateRulesRequestNeverGoesToTheExactPath() {
+        for (int i = 0; i < 5; i++) limiter.decide(request(APPROX));
+        assertThat(redis.asked).isEmpty();
+        Decision d = limiter.decide(request(APPROX));
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.rules().get(0).source()).isEqualTo(RuleDecision.Source.APPROXIMATE);
+    }
+
+    @Test
+    void anExactRulesRequestGoesToTheExactPathUntouched() {
+        List<Acquisition> exact = request(EXACT);
+        limiter.decide(exact);
+        assertThat(redis.asked).containsExactly(exact);
+    }
+
+    @Test
+    void aRequestTheExactRulesDenyTakesNothingFromTheApproximateOnes() {
+        assertThat(limiter.decide(request(APPROX, EXACT)).allowed()).isTrue();
+        assertThat(limiter.decide(request(APPROX, EXACT)).allowed()).isTrue();
+        Decision denied = limiter.decide(request(APPROX, EXACT));
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.rules().get(0).allowed()).as("api would admit it").isTrue();
+        assertThat(denied.rules().get(0).remaining()).as("and took nothing").isEqualTo(1);
+        assertThat(denied.rules().get(1).allowed()).isFalse();
+        assertThat(limiter.decide(request(APPROX)).allowed()).as("api's last one is still there").isTrue();
+    }
+
+    @Test
+    void aRequestAnApproximateRuleDeniesTakesNothingFromTheExactOnesAndShowsTheirFigures() {
+        for (int i = 0; i < 3; i++) limiter.decide(request(APPROX));
+        Decision denied = limiter.decide(request(APPROX, EXACT));
+        assertThat(denied.allowed()).isFalse();
+        RuleDecision login = denied.rules().get(1);
+        assertThat(login.allowed()).as("login would admit it").isTrue();
+        assertThat(login.remaining()).as("untouched").isEqualTo(2);
+        assertThat(denied.violated()).extracting(r -> r.rule().name()).containsExactly("api");
+        assertThat(redis.asked.get(0).get(0).cost()).as("asked for more than any rule holds").isEqualTo(ApproximateLimiter.PROBE_COST);
+        assertThat(limiter.decide(request(EXACT)).rules().get(0).remaining()).as("both tokens still there").isEqualTo(1);
+    }
+
+    @Test
+    void whileSyncsFailApproximateRulesAreDecidedByTheFailurePolicyWithoutARedisCallPerRequest() {
+        limiter.decide(request(APPROX)); // counted here, to be sent
+        counts.failWith(new LimiterUnavailableException("partitioned", null, true));
+        engine.sync();
+        assertThat(engine.available()).isFalse();
+
+        Decision first = limiter.decide(request(APPROX));
+        assertThat(first.rules().get(0).source()).isEqualTo(RuleDecision.Source.BACKSTOP);
+        assertThat(first.allowed()).isTrue();
+        assertThat(limiter.decide(request(APPROX)).allowed()).as("the backstop's fallback-limit of 1").isFalse();
+        assertThat(redis.asked).isEmpty();
+
+        Decision mixed = limiter.decide(request(APPROX, EXACT));
+        assertThat(redis.asked).as("with an exact rule, the whole request in its one call").containsExactly(request(APPROX, EXACT));
+        assertThat(mixed.rules().get(0).source()).isEqualTo(RuleDecision.Source.LOCAL); // the stand-in's source
+
+        counts.failWith(null);
+        engine.sync();
+        assertThat(limiter.decide(request(APPROX)).rules().get(0).source()).isEqualTo(RuleDecision.Source.APPROXIMATE);
+    }
+
+    @Test
+    void aClientWithNoRoomHereIsDecidedExactly() {
+        ApproximateEngine full = new ApproximateEngine(clock, true, counts, "t:", 1, false);
+        ApproximateLimiter small = new ApproximateLimiter(failover, failover, full);
+        small.decide(request(APPROX));
+        List<Acquisition> other = List.of(new Acquisition(APPROX, ClientKey.parse("ip=10.0.0.9")));
+        small.decide(other);
+        assertThat(redis.asked).containsExactly(other);
+    }
+
+    @Test
+    void giveBackSkipsApproximateRulesAndPassesTheOthersOn() {
+        List<Acquisition> both = request(APPROX, EXACT);
+        Decision d = limiter.decide(both);
+        List<Acquisition> passed = new ArrayList<>();
+        ApproximateLimiter l = new ApproximateLimiter(new RateLimiter() {
+            @Override
+            public Decision decide(List<Acquisition> acquisitions) {
+                return failover.decide(acquisitions);
+            }
+
+            @Override
+            public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+                passed.addAll(acquisitions);
+            }
+        }, failover, engine);
+        l.giveBack(both, d.rules());
+        assertThat(passed).containsExactly(both.get(1));
+    }
+}

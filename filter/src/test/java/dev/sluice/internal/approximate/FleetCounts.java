@@ -1,0 +1,140 @@
+package dev.sluice.internal.approximate;
+
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Clock;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * What {@code sync.lua} does, in plain Java: the reference the script is held against
+ * ({@code SyncScriptTest}) and the fleet's store in the engine's unit tests, where several engines
+ * share one of these as several instances share one Redis. Keys expire as the script's would.
+ */
+public final class FleetCounts implements CountExchange {
+
+    private static final long MARGIN = 1000;
+
+    private record Stored(Algorithm algorithm, long window, long start, long current, long previous, long expiresAt) {
+    }
+
+    private final Clock clock;
+    private final boolean expires;
+    private final Map<String, Stored> keys = new HashMap<>();
+    private final Map<String, Long> writtenLast = new HashMap<>();
+    private int calls;
+    /** Runs inside each exchange before it applies anything (a test's way to act while a sync is in flight). */
+    private Consumer<List<Delta>> during = d -> { };
+    private RuntimeException failure;
+
+    /** @param clock the store's clock (Redis's TIME) */
+    public FleetCounts(Clock clock) {
+        this(clock, true);
+    }
+
+    /**
+     * @param expires whether keys expire on {@code clock}; not when held against a real Redis on a fake clock,
+     *                whose keys expire in real time (the test then checks each key's TTL instead)
+     */
+    public FleetCounts(Clock clock, boolean expires) {
+        this.clock = clock;
+        this.expires = expires;
+    }
+
+    @Override
+    public Reply exchange(List<Delta> deltas, long now) {
+        during.accept(deltas);
+        synchronized (this) {
+            calls++;
+            if (failure != null) throw failure;
+            long at = now < 0 ? clock.millis() : now;
+            writtenLast.clear();
+            List<Counts> out = new ArrayList<>(deltas.size());
+            for (Delta d : deltas) out.add(apply(d, at));
+            return new Reply(out, at);
+        }
+    }
+
+    private Counts apply(Delta d, long now) {
+        String key = new String(d.key(), StandardCharsets.UTF_8);
+        Stored stored = keys.get(key);
+        if (stored != null && ((expires && stored.expiresAt <= now) || stored.algorithm != d.algorithm())) stored = null;
+        long w = d.windowMs();
+        long s = stored == null ? -1 : stored.start;
+        long c = stored == null ? 0 : stored.current;
+        long p = stored == null ? 0 : stored.previous;
+        if (d.algorithm() == Algorithm.FIXED_WINDOW) {
+            p = 0;
+            boolean write = false;
+            if (d.current() != 0) {
+                if (s < 0 || d.windowStart() > s) {
+                    if (d.current() > 0) {
+                        s = d.windowStart();
+                        c = d.current();
+                        write = true;
+                    }
+                } else if (d.windowStart() == s) {
+                    c = Math.max(0, c + d.current());
+                    write = true;
+                }
+            }
+            if (write && s + w - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, s, c, 0, s + w + MARGIN));
+        } else {
+            if (d.current() != 0 || d.previous() != 0) {
+                if (s < 0) {
+                    s = d.windowStart();
+                    c = 0;
+                    p = 0;
+                } else if (d.windowStart() > s) {
+                    p = d.windowStart() == s + w ? c : 0;
+                    c = 0;
+                    s = d.windowStart();
+                }
+                if (d.windowStart() == s) {
+                    c += d.current();
+                    p += d.previous();
+                } else if (d.windowStart() == s - w) {
+                    p += d.current();
+                }
+                c = Math.max(0, c);
+                p = Math.max(0, p);
+                if (s + 2 * w - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, s, c, p, s + 2 * w + MARGIN));
+            }
+        }
+        return s < 0 ? Counts.EMPTY : new Counts(s, c, p);
+    }
+
+    private void put(String key, Stored stored) {
+        keys.put(key, stored);
+        writtenLast.put(key, stored.expiresAt);
+    }
+
+    /** When a key written by the last exchange expires (ms since the epoch), or null if that exchange did not write it. */
+    public synchronized Long writtenByLastExchange(String key) {
+        return writtenLast.get(key);
+    }
+
+    public synchronized int calls() {
+        return calls;
+    }
+
+    /** The fleet's count of a key's window {@code start}, 0 if it holds another or none. */
+    public synchronized long count(String key, long start) {
+        Stored s = keys.get(key);
+        if (s == null) return 0;
+        if (s.start == start) return s.current;
+        return s.algorithm == Algorithm.SLIDING_WINDOW_COUNTER && s.start - s.window == start ? s.previous : 0;
+    }
+
+    public void during(Consumer<List<Delta>> action) {
+        this.during = action;
+    }
+
+    public synchronized void failWith(RuntimeException e) {
+        this.failure = e;
+    }
+}

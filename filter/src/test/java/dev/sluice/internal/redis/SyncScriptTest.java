@@ -1,0 +1,133 @@
+package dev.sluice.internal.redis;
+
+import dev.sluice.internal.approximate.CountExchange;
+import dev.sluice.internal.approximate.CountExchange.Counts;
+import dev.sluice.internal.approximate.CountExchange.Delta;
+import dev.sluice.internal.approximate.FleetCounts;
+import dev.sluice.key.ClientKey;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.RedisProcess;
+import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.TestSeed;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.JedisPooled;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** sync.lua against its reference ({@link FleetCounts}), and with the exact script on the same keys. */
+class SyncScriptTest {
+
+    private static JedisPooled jedis;
+    private final String prefix = TestRedis.uniquePrefix("sync");
+
+    @BeforeAll
+    static void connect() {
+        jedis = new JedisPooled(URI.create(TestRedis.url()));
+    }
+
+    @AfterAll
+    static void disconnect() {
+        jedis.close();
+    }
+
+    private byte[] key(String client) {
+        return (prefix + "{api:" + client + "}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Random exchanges (both algorithms, windows of several sizes, counts positive and negative, windows
+     * older, equal and newer than the key's, time passing past expiry) give the reference's counts, and
+     * each key's TTL is the reference's expiry.
+     */
+    @Test
+    void theScriptCountsAsItsReferenceDoes() {
+        Random random = new Random(TestSeed.get());
+        ManualClock time = new ManualClock(ManualClock.MINUTE_BOUNDARY + random.nextInt(100_000));
+        FleetCounts model = new FleetCounts(time, false);
+        SyncScript script = new SyncScript(jedis, false);
+        String[] clients = {"ip=10.0.0.1", "ip=10.0.0.2", "ip=10.0.0.3", "ip=10.0.0.4"};
+        Algorithm[] algorithms = new Algorithm[clients.length];
+        long[] windows = new long[clients.length];
+        for (int i = 0; i < clients.length; i++) {
+            algorithms[i] = i % 2 == 0 ? Algorithm.FIXED_WINDOW : Algorithm.SLIDING_WINDOW_COUNTER;
+            windows[i] = List.of(1_000L, 2_000L, 60_000L).get(random.nextInt(3));
+        }
+        for (int step = 0; step < 300; step++) {
+            time.advance(random.nextInt(4) == 0 ? random.nextInt(3_000) : random.nextInt(50));
+            long now = time.millis();
+            List<Delta> deltas = new ArrayList<>();
+            for (int i = 0; i < clients.length; i++) {
+                if (random.nextInt(3) == 0) continue;
+                long w = windows[i];
+                long start = Math.floorDiv(now, w) * w + w * (random.nextInt(6) == 0 ? random.nextInt(3) - 1 : 0);
+                long current = random.nextInt(5) == 0 ? 0 : random.nextInt(40) - (random.nextInt(8) == 0 ? 50 : 0);
+                long previous = algorithms[i] == Algorithm.FIXED_WINDOW || random.nextBoolean() ? 0 : random.nextInt(20);
+                deltas.add(new Delta(key(clients[i]), algorithms[i], w, start, current, previous));
+            }
+            if (deltas.isEmpty()) continue;
+            String what = "step " + step + " at " + now + " " + TestSeed.replay();
+            CountExchange.Reply expected = model.exchange(deltas, now);
+            CountExchange.Reply actual = script.exchange(deltas, now);
+            assertThat(actual.counts()).as(what).isEqualTo(expected.counts());
+            assertThat(actual.atMillis()).isEqualTo(now);
+            for (Delta d : deltas) {
+                Long expiresAt = model.writtenByLastExchange(new String(d.key(), StandardCharsets.UTF_8));
+                long ttl = jedis.pttl(d.key());
+                if (expiresAt == null) continue; // only read
+                assertThat(ttl).as("TTL %s", what).isBetween(expiresAt - now - 1_000, expiresAt - now);
+            }
+        }
+    }
+
+    @Test
+    void exactAndApproximateDecisionsCountTogetherInOneKey() {
+        ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY);
+        RedisEngine exact = new RedisEngine(jedis, prefix, false, clock, false);
+        SyncScript sync = new SyncScript(jedis, false);
+        for (Algorithm algorithm : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER)) {
+            Rule rule = Rule.builder("api").algorithm(algorithm).limit(100).window(Duration.ofMinutes(1)).build();
+            ClientKey client = ClientKey.parse("ip=203.0.113." + algorithm.ordinal());
+            byte[] key = exact.key(rule, client).getBytes(StandardCharsets.UTF_8);
+            for (int i = 0; i < 3; i++) exact.decide(List.of(new Acquisition(rule, client)));
+
+            long now = clock.millis();
+            Counts seen = sync.exchange(List.of(new Delta(key, algorithm, 60_000, now, 10, 0)), now).counts().get(0);
+            assertThat(seen).isEqualTo(new Counts(now, 13, 0));
+
+            RuleDecision next = exact.decide(List.of(new Acquisition(rule, client))).rules().get(0);
+            assertThat(next.remaining()).as("the exact script sees the approximate counts").isEqualTo(100 - 14);
+        }
+    }
+
+    @Test
+    void manyKeysGoInOnePipelineAndALostScriptIsSentAgain() {
+        try (RedisProcess own = RedisProcess.start(); JedisPooled client = new JedisPooled(URI.create(own.url()))) {
+            SyncScript sync = new SyncScript(client, false);
+            long now = ManualClock.MINUTE_BOUNDARY;
+            List<Delta> deltas = new ArrayList<>();
+            for (int i = 0; i < 3 * SyncScript.KEYS_PER_CALL + 5; i++) {
+                deltas.add(new Delta(key("ip=10.1.0." + i), Algorithm.FIXED_WINDOW, 60_000, now, i + 1, 0));
+            }
+            for (int round = 1; round <= 2; round++) {
+                client.scriptFlush(); // Redis restarted, failed over, or flushed its scripts
+                List<Counts> counts = sync.exchange(deltas, now).counts();
+                for (int i = 0; i < deltas.size(); i++) {
+                    assertThat(counts.get(i)).isEqualTo(new Counts(now, round * (i + 1L), 0));
+                }
+            }
+        }
+    }
+}
