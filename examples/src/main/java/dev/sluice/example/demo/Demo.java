@@ -113,7 +113,11 @@ public final class Demo {
         System.out.println("  for i in 1 2 3 4; do for p in " + portList + "; do curl -s -o /dev/null -w '%{http_code} ' "
                 + "http://127.0.0.1:$p/api/hello; done; done; echo");
         System.out.println("  curl -i http://127.0.0.1:" + ports.get(2) + "/api/hello        # headers of a denial: 429, Retry-After, RateLimit");
-        System.out.println("  curl -i -X POST http://127.0.0.1:" + ports.get(0) + "/login      # 5 a minute, fails closed without Redis");
+        System.out.println("  curl -si -H 'X-Api-Key: demo-pro-key' http://127.0.0.1:" + ports.get(1)
+                + "/api/hello | grep -i ratelimit   # the pro plan: 100 a minute");
+        System.out.println("  curl -i -X POST http://127.0.0.1:" + ports.get(0) + "/login      # 5 failed logins a minute, fails closed without Redis");
+        System.out.println("  curl -i -d 'user=alice&password=correct-horse' http://127.0.0.1:" + ports.get(0)
+                + "/login   # a good login: given back, never locks alice out");
         System.out.println("  curl -i http://127.0.0.1:" + ports.get(1) + "/health           # excluded: never limited");
         System.out.println("  curl -s http://127.0.0.1:" + ports.get(0) + "/metrics | grep '^sluice_'  # this instance's meters, as Prometheus scrapes them");
         System.out.println();
