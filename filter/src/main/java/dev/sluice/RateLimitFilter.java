@@ -131,6 +131,8 @@ public class RateLimitFilter implements Filter {
         final boolean readsForwardedHeader;
         final String forwardedHeader;
         final boolean delays;
+        /** Whether any rule counts only some statuses: else no request has anything to give back. */
+        final boolean givesBack;
 
         Setup(SluiceConfig config, ClassLoader loader) {
             this.config = config;
@@ -161,6 +163,7 @@ public class RateLimitFilter implements Filter {
             this.headers = new RateLimitHeaders(config.headers());
             this.statusCode = config.statusCode();
             this.delays = delaying;
+            this.givesBack = config.rules().stream().anyMatch(r -> r.count() != null);
         }
     }
 
@@ -321,7 +324,7 @@ public class RateLimitFilter implements Filter {
 
         if (decision.allowed()) {
             if (!decision.shadowDenied().isEmpty()) logDryRun(decision);
-            GiveBack giveBack = GiveBack.of(sluice, applied, acquisitions, decision);
+            GiveBack giveBack = s.givesBack ? GiveBack.of(sluice, applied, acquisitions, decision) : null;
             DelayedAdmission held = delays;
             long delay = decision.delayMs();
             try {
