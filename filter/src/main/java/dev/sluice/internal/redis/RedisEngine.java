@@ -38,8 +38,10 @@ import java.util.regex.Pattern;
  * one script (assembled at class load: {@code decide.lua}, whose header documents KEYS, ARGV and
  * the reply, with one fragment per algorithm spliced in), one packed argument for all of them
  * and a packed reply. The script
- * decides every rule, then writes only if all admit: a request denied by one rule takes nothing
- * from the others. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
+ * decides every rule, then writes only if every enforcing rule admits: a request denied by one rule
+ * takes nothing from the others. A shadow rule ({@link Rule#dryRun()}) never blocks the others: when
+ * the enforcing rules admit, every rule that admits takes its cost and a shadow rule that denies
+ * takes nothing. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
  * {@code SCRIPT FLUSH}), the engine sends it once with {@code EVAL}, which also caches it again.
  *
  * <p><b>Keys.</b> One key per rule per client: {@code <keyPrefix>{<rule>:<clientKey>}}. The hash
@@ -67,13 +69,16 @@ public final class RedisEngine implements RateLimiter {
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
     static final String SHA = sha1Hex(SCRIPT_BYTES);
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
-    /** ARGV[1]: now (a double), then per acquisition the algorithm (a byte) and 5 doubles; see decide.lua. */
+    /** ARGV[1]: now (a double), then per acquisition the algorithm and the mode (bytes) and 5 doubles; see decide.lua. */
     private static final int NOW_BYTES = 8;
-    private static final int RULE_BYTES = 1 + 5 * 8;
+    private static final int RULE_BYTES = 2 + 5 * 8;
     private static final int COST_OFFSET = RULE_BYTES - 8;
     /** "Read Redis's TIME" in place of the time. */
     private static final double REDIS_TIME = -1;
     private static final int REPLY_PER_RULE = 6;
+    /** A rule's mode in ARGV[1]: whether its denial refuses the request (decide.lua). */
+    private static final byte ENFORCING = 0;
+    private static final byte SHADOW = 1;
 
     private final UnifiedJedis jedis;
     private final String keyPrefix;
@@ -244,6 +249,7 @@ public final class RedisEngine implements RateLimiter {
             this.keyHead = (keyPrefix + "{" + rule.name() + ":").getBytes(StandardCharsets.UTF_8);
             this.encoded = ByteBuffer.allocate(RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
                     .put(algorithmId(rule.algorithm()))
+                    .put(rule.dryRun() ? SHADOW : ENFORCING)
                     .putDouble(rule.limit())
                     .putDouble(rule.windowMillis())
                     .putDouble(rule.burst())

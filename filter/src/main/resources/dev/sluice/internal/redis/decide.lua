@@ -2,18 +2,20 @@
 decide.lua: decides every rule of one request in one call, atomically.
 
 KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}
-ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<Bddddd' per acquisition):
+ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' per acquisition):
           now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
-          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), limit, window ms,
-          burst, max delay ms, cost
+          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), mode (0 enforcing,
+          1 shadow: its denial refuses nothing), limit, window ms, burst, max delay ms, cost
 Reply     a string, little-endian doubles (struct.pack '<d' x (6 x keys + 1)): per key allowed
           (1 or 0), remaining, retry-after ms, reset ms, next ms (until remaining grows; the
           retry-after when denied), delay ms; then the time decided at, ms since the epoch
 
-Either every rule admits the request and each takes its cost, or nothing is written at all:
-a request denied by one rule takes nothing from the others. A rule that would admit a denied
-request reports allowed = 1 with the figures of its untouched state.
+Either every enforcing rule admits the request and each rule that admits takes its cost, or
+nothing is written at all: a request denied by one rule takes nothing from the others. A shadow
+rule (mode 1) never blocks the others: when it denies, it takes nothing and the request is decided
+by the enforcing rules. A rule that would admit a denied request reports allowed = 1 with the
+figures of its untouched state.
 
 Each algorithm is a fragment, spliced in below where its name stands (RedisEngine assembles the
 script once): a block of plain code, the translation of its dev.sluice.internal.algorithm class,
@@ -48,11 +50,11 @@ end
 local n = #KEYS
 local several = n > 1 and {} or nil -- the verdicts, kept for the writes only when there are several rules
 local admitted = true
-local algorithm, limit, window, burst, max_delay, cost, key
+local algorithm, mode, limit, window, burst, max_delay, cost, key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
 local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
 for i = 1, n do
-  algorithm, limit, window, burst, max_delay, cost, pos = decode('<Bddddd', request, pos)
+  algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<BBddddd', request, pos)
   key = KEYS[i]
   if algorithm == 4 then
     --[[ token-bucket.lua ]]
@@ -69,7 +71,9 @@ for i = 1, n do
   else
     return redis.error_reply('ERR sluice: unknown algorithm ' .. algorithm)
   end
-  admitted = admitted and admits
+  if not admits and mode == 0 then
+    admitted = false -- a shadow rule's denial refuses nothing
+  end
   if several then
     several[i] = { algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry,
                    remaining_after, reset_after, next_after, delay, state, ttl, log_foreign, log_index }
@@ -87,7 +91,7 @@ for i = 1, n do
         next_after, delay, state, ttl, log_foreign, log_index = unpack(several[i], 1, 17)
     key = KEYS[i]
   end
-  if admitted then
+  if admitted and admits then
     if algorithm ~= 3 then
       call('SET', key, state, 'PX', format('%d', ttl))
     else
@@ -122,7 +126,7 @@ for i = 1, n do
     end
   end
   local o = (i - 1) * 6
-  if admitted then
+  if admitted and admits then
     reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
         1, remaining_after, 0, reset_after, next_after, delay
   elseif admits then

@@ -479,6 +479,37 @@ public abstract class AlgorithmSpec {
     }
 
     @Test
+    void aShadowRuleThatDeniesRefusesNothingAndTakesNothing() {
+        Rule api = rule("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+        Rule shadow = rule("trial", Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1)).withDryRun(true);
+        List<Acquisition> request = List.of(new Acquisition(api, ClientKey.parse("a")), new Acquisition(shadow, ClientKey.parse("a")));
+        for (int i = 0; i < 5; i++) {
+            Decision d = engine.decide(request);
+            assertThat(d.allowed()).as("request %d", i).isTrue();
+            assertThat(d.rules().get(0).remaining()).as("the enforcing rule takes every time").isEqualTo(9 - i);
+            assertThat(d.rules().get(1).allowed()).as("the shadow rule admits twice").isEqualTo(i < 2);
+        }
+        Decision d = engine.decide(List.of(new Acquisition(shadow, ClientKey.parse("a"), 1)));
+        assertThat(d.rules().get(0).remaining()).as("the shadow rule took only while it admitted").isZero();
+        assertThat(d.shadowDenied()).hasSize(1);
+        assertThat(d.allowed()).isTrue();
+    }
+
+    @Test
+    void anEnforcingDenialTakesNothingFromAShadowRule() {
+        Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        Rule shadow = rule("trial", Algorithm.SLIDING_WINDOW_LOG, 10, Duration.ofMinutes(1)).withDryRun(true);
+        List<Acquisition> request = List.of(new Acquisition(shadow, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("a")));
+        assertThat(engine.decide(request).allowed()).isTrue();
+        for (int i = 0; i < 3; i++) {
+            Decision denied = engine.decide(request);
+            assertThat(denied.allowed()).isFalse();
+            assertThat(denied.violated()).extracting(r -> r.rule().name()).containsExactly("strict");
+            assertThat(denied.rules().get(0).remaining()).as("the shadow rule took nothing").isEqualTo(9);
+        }
+    }
+
+    @Test
     void admittedRequestTakesFromEveryRuleAndReportsEach() {
         Rule a = rule("a", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         Rule b = rule("b", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));

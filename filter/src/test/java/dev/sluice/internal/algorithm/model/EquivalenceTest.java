@@ -31,7 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * of generated request sequences (random algorithms, parameters, costs, clients, multi-rule
  * requests, lagging clocks) replayed through all three, requiring the same allowed, remaining,
  * retry-after, reset, next and delay for every rule of every request. No rounding is tolerated: all
- * three round durations up to the next whole millisecond and counts down to whole tokens.
+ * three round durations up to the next whole millisecond and counts down to whole tokens. About a
+ * quarter of the rules are shadow rules ({@code rule.<r>.mode=dry-run}), which decide and take like
+ * the others but whose denial refuses nothing.
  *
  * <p>Three suites: small rules on the instance's clock ({@code clock=local}, where a fake clock
  * drives everything and lags); rules at the bounds Sluice accepts (limits up to 10^9, windows up
@@ -76,6 +78,7 @@ class EquivalenceTest {
         }
         assertThat(coverage.delayed).as("leaky-bucket requests delayed").isGreaterThan(SEQUENCES / 50);
         assertThat(coverage.spared).as("admitting rules of denied multi-rule requests").isGreaterThan(SEQUENCES / 20);
+        assertThat(coverage.shadowDeniedInAdmitted).as("shadow rules denying requests the others admit").isGreaterThan(SEQUENCES / 20);
         assertThat(coverage.lagging).as("requests from a lagging clock").isGreaterThan(SEQUENCES / 5);
     }
 
@@ -139,6 +142,7 @@ class EquivalenceTest {
         final int[] denied = new int[Algorithm.values().length];
         int delayed;
         int spared;
+        int shadowDeniedInAdmitted;
         int lagging;
         int requests;
         int largeCosts;
@@ -152,6 +156,7 @@ class EquivalenceTest {
             }
             delayed += o.delayed;
             spared += o.spared;
+            shadowDeniedInAdmitted += o.shadowDeniedInAdmitted;
             lagging += o.lagging;
             requests += o.requests;
             largeCosts += o.largeCosts;
@@ -159,15 +164,24 @@ class EquivalenceTest {
             longWindows += o.longWindows;
         }
 
-        void count(Acquisition a, Figures f, boolean admitted) {
-            int algorithm = a.rule().algorithm().ordinal();
-            if (f.allowed()) this.admitted[algorithm]++;
-            else denied[algorithm]++;
-            if (f.delayMs() > 0) delayed++;
-            if (f.allowed() && !admitted) spared++;
-            if (admitted && a.cost() >= 1_000_000) largeCosts++;
-            if (a.rule().limit() >= 1_000_000) largeLimits++;
-            if (a.rule().windowMillis() >= 86_400_000) longWindows++;
+        void count(List<Acquisition> request, List<Figures> figures) {
+            boolean admitted = true;
+            for (int i = 0; i < request.size(); i++) {
+                admitted &= figures.get(i).allowed() || request.get(i).rule().dryRun();
+            }
+            for (int i = 0; i < request.size(); i++) {
+                Acquisition a = request.get(i);
+                Figures f = figures.get(i);
+                int algorithm = a.rule().algorithm().ordinal();
+                if (f.allowed()) this.admitted[algorithm]++;
+                else denied[algorithm]++;
+                if (f.delayMs() > 0) delayed++;
+                if (f.allowed() && !admitted) spared++;
+                if (!f.allowed() && a.rule().dryRun() && admitted && request.size() > 1) shadowDeniedInAdmitted++;
+                if (admitted && a.cost() >= 1_000_000) largeCosts++;
+                if (a.rule().limit() >= 1_000_000) largeLimits++;
+                if (a.rule().windowMillis() >= 86_400_000) longWindows++;
+            }
         }
 
         @Override
@@ -177,7 +191,8 @@ class EquivalenceTest {
                 sb.append(' ').append(a.id()).append(' ').append(admitted[a.ordinal()]).append('/').append(denied[a.ordinal()]);
             }
             return sb.append(" (admitted/denied rule decisions); ").append(delayed).append(" delayed, ").append(spared)
-                    .append(" admitting rules of denied requests, ").append(lagging).append(" from a lagging clock, ")
+                    .append(" admitting rules of denied requests, ").append(shadowDeniedInAdmitted)
+                    .append(" shadow rules denying admitted requests, ").append(lagging).append(" from a lagging clock, ")
                     .append(largeCosts).append(" admitted costs >= 10^6, ").append(largeLimits).append(" limits >= 10^6, ")
                     .append(longWindows).append(" windows >= 1 day").toString();
         }
@@ -199,25 +214,18 @@ class EquivalenceTest {
                 latest = Math.max(latest, step.now());
                 coverage.requests++;
                 List<Model> stepModels = new ArrayList<>();
-                List<Long> costs = new ArrayList<>();
-                List<Long> windows = new ArrayList<>();
                 for (Acquisition a : step.acquisitions()) {
                     stepModels.add(models.computeIfAbsent(a.rule().name() + "/" + a.clientKey(), k -> Model.of(a.rule())));
-                    costs.add(a.cost());
-                    windows.add(a.rule().windowMillis());
                     keys.add(redis.key(a.rule(), a.clientKey()));
                 }
-                List<Figures> expected = Figures.decide(stepModels, costs, windows, step.now());
+                List<Figures> expected = Figures.decide(stepModels, step.acquisitions(), step.now());
                 List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
                 List<Figures> fromRedis = figures(redis.decide(step.acquisitions()));
                 if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
                     return "engines disagree with the model at step #" + s + "\n" + scenario.describe(s)
                             + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
                 }
-                boolean admitted = expected.stream().allMatch(Figures::allowed);
-                for (int i = 0; i < expected.size(); i++) {
-                    coverage.count(step.acquisitions().get(i), expected.get(i), admitted);
-                }
+                coverage.count(step.acquisitions(), expected);
             }
             return null;
         } finally {
@@ -241,12 +249,8 @@ class EquivalenceTest {
                 Scenario.Step step = scenario.steps.get(s);
                 if (pauses.nextInt(10) == 0) Thread.sleep(1 + pauses.nextInt(12)); // time passing is the scenario here
                 List<Model> stepModels = new ArrayList<>();
-                List<Long> costs = new ArrayList<>();
-                List<Long> windows = new ArrayList<>();
                 for (Acquisition a : step.acquisitions()) {
                     stepModels.add(models.computeIfAbsent(a.rule().name() + "/" + a.clientKey(), k -> Model.of(a.rule())));
-                    costs.add(a.cost());
-                    windows.add(a.rule().windowMillis());
                     keys.add(redis.key(a.rule(), a.clientKey()));
                 }
                 long before = TestRedis.timeMillis(jedis);
@@ -258,7 +262,7 @@ class EquivalenceTest {
                 }
                 clock.set(timed.atMillis());
                 List<Figures> fromRedis = figures(timed.decision());
-                List<Figures> expected = Figures.decide(stepModels, costs, windows, timed.atMillis());
+                List<Figures> expected = Figures.decide(stepModels, step.acquisitions(), timed.atMillis());
                 List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
                 coverage.requests++;
                 if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
@@ -266,10 +270,7 @@ class EquivalenceTest {
                             + " (on the Redis clock the scenario's times below are not used)\n"
                             + scenario.describe(s) + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
                 }
-                boolean admitted = expected.stream().allMatch(Figures::allowed);
-                for (int i = 0; i < expected.size(); i++) {
-                    coverage.count(step.acquisitions().get(i), expected.get(i), admitted);
-                }
+                coverage.count(step.acquisitions(), expected);
             }
             return null;
         } finally {

@@ -1,5 +1,7 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.limiter.Acquisition;
+
 import java.util.List;
 import java.util.function.LongPredicate;
 
@@ -14,24 +16,29 @@ import java.util.function.LongPredicate;
  */
 record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs, long delayMs) {
 
-    /** The figures of every rule of one request, applying it to the models if all admit. */
-    static List<Figures> decide(List<Model> models, List<Long> costs, List<Long> windows, long now) {
+    /**
+     * The figures of every rule of one request ({@code models.get(i)} is the state of
+     * {@code request.get(i)}'s rule and client): when every enforcing rule admits it, each rule that
+     * admits takes its cost from its model; a shadow rule ({@code dryRun}) that denies takes nothing
+     * and refuses nothing.
+     */
+    static List<Figures> decide(List<Model> models, List<Acquisition> request, long now) {
         boolean admitted = true;
         for (int i = 0; i < models.size(); i++) {
-            admitted &= models.get(i).admits(now, costs.get(i));
+            admitted &= models.get(i).admits(now, request.get(i).cost()) || request.get(i).rule().dryRun();
         }
         Figures[] out = new Figures[models.size()];
         for (int i = 0; i < models.size(); i++) {
             Model m = models.get(i);
-            long cost = costs.get(i);
+            long cost = request.get(i).cost();
             boolean allowed = m.admits(now, cost);
-            if (admitted) {
+            if (admitted && allowed) {
                 long delay = m.delayMs(now);
                 m.take(now, cost);
                 long remaining = remaining(m, now);
                 out[i] = new Figures(true, remaining, 0, reset(m, now), next(m, now, remaining), delay);
             } else {
-                long retry = allowed ? 0 : cost > m.capacity() ? windows.get(i) : firstMs(now, t -> m.admits(t, cost));
+                long retry = allowed ? 0 : cost > m.capacity() ? request.get(i).rule().windowMillis() : firstMs(now, t -> m.admits(t, cost));
                 long remaining = remaining(m, now);
                 out[i] = new Figures(allowed, remaining, retry, reset(m, now), allowed ? next(m, now, remaining) : retry, 0);
             }

@@ -61,6 +61,7 @@ final class Scenario {
         for (int i = 0; i < ruleCount; i++) {
             Algorithm algorithm = only != null ? only : Algorithm.values()[rnd.nextInt(Algorithm.values().length)];
             Rule r = magnitude == Magnitude.SMALL ? rule("r" + i, algorithm, rnd) : largeRule("r" + i, algorithm, rnd);
+            if (rnd.nextInt(4) == 0) r = r.withDryRun(true); // a shadow rule: decides and takes, refuses nothing
             s.rules.add(r);
             minWindow = Math.min(minWindow, r.windowMillis());
             maxWindow = Math.max(maxWindow, r.windowMillis());
@@ -156,7 +157,7 @@ final class Scenario {
         for (Rule r : rules) {
             sb.append("  rule ").append(r.name()).append(": ").append(r.algorithm().id()).append(" limit=").append(r.limit())
                     .append(" window=").append(r.windowMillis()).append("ms burst=").append(r.burst())
-                    .append(" maxDelay=").append(r.maxDelay().toMillis()).append("ms\n");
+                    .append(" maxDelay=").append(r.maxDelay().toMillis()).append("ms").append(r.dryRun() ? " shadow" : "").append('\n');
         }
         long t0 = steps.get(0).now();
         for (int i = 0; i <= last && i < steps.size(); i++) {
