@@ -33,6 +33,13 @@ import dev.sluice.limiter.Rule;
  * entry's expiry are that moment plus {@link #EXPIRY_MARGIN_MS}, which absorbs clock skew of up
  * to a second between instances. An expired state and an absent one decide identically.
  *
+ * <h2>Changed figures</h2>
+ * A client's state belongs to the rule's name and the client, not to the figures: a client that
+ * moves to another plan, or whose rule changes in a reload, keeps its state, and the algorithm of
+ * the new figures reads it (each subclass says what the state means under other figures; states
+ * record what they need for that). A state of another algorithm is not read at all: that client
+ * starts afresh ({@link #stateOf}), as the Redis script does with another algorithm's key.
+ *
  * <h2>Impossible requests</h2>
  * A request whose cost exceeds the rule's {@link #capacity()} can never be admitted. It is denied
  * with {@code retryAfterMs} = the window: a hint to back off, not a promise.
@@ -50,17 +57,17 @@ public abstract sealed class RateAlgorithm
     public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
 
     final Rule rule;
-    private final int ruleHash;
     final long limit;
     final long windowMs;
     final long burst;
+    private final Class<? extends KeyState> stateClass;
 
     RateAlgorithm(Rule rule) {
         this.rule = rule;
-        this.ruleHash = rule.hashCode();
         this.limit = rule.limit();
         this.windowMs = rule.windowMillis();
         this.burst = rule.burst();
+        this.stateClass = newState().getClass(); // newState() reads no field of the subclass
     }
 
     /** The algorithm of {@code rule}. */
@@ -103,16 +110,19 @@ public abstract sealed class RateAlgorithm
         return rule;
     }
 
-    /** {@code rule().hashCode()}, computed once: engines key client states by rule value. */
-    public final int ruleHash() {
-        return ruleHash;
-    }
-
     /** The largest cost one request can ever be admitted with. */
     public abstract long capacity();
 
     /** The state of a client that was never seen. */
     public abstract KeyState newState();
+
+    /**
+     * The state to decide with: {@code stored} if it is a live state of this algorithm, whatever
+     * figures it was written with, else a fresh one (never seen, expired, or another algorithm's).
+     */
+    public final KeyState stateOf(KeyState stored, long now) {
+        return stored == null || stored.isExpired(now) || stored.getClass() != stateClass ? newState() : stored;
+    }
 
     /**
      * Decides a request of {@code cost} at {@code now} without changing {@code state}.

@@ -15,12 +15,16 @@ import dev.sluice.limiter.Rule;
  *
  * <p><b>Accuracy:</b> exact: no interval of one window's length ever holds more than
  * {@code limit} admitted tokens. <b>Bursts:</b> the whole quota at once, then nothing until it
- * slides out. <b>State:</b> one sorted-set entry per admitted token (score: its time; member: an
- * integer unique within the window), trimmed on each admission; memory grows with the limit
+ * slides out. <b>State:</b> one sorted-set entry per admitted token (score: its time; member: the
+ * time and the entry's index within that ms, 8 bytes, unique whatever the figures), trimmed on
+ * each admission; memory grows with the limit
  * (see docs/algorithms.md for the measured bytes). Entries are logged at
  * {@code max(now, newest entry)}, so a caller whose clock lags cannot log into the past.
  * <b>Expiry:</b> one window after the newest entry, plus the margin. In process the log is kept
  * as (time, count) runs.
+ *
+ * <p><b>Changed figures</b> (a plan switch, a reload): the entries stay, and the new window and
+ * limit apply to them: the same log, counted in another window against another limit.
  */
 public final class SlidingWindowLog extends RateAlgorithm {
 

@@ -2,6 +2,8 @@ package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
 
+import java.math.BigInteger;
+
 /**
  * {@code token-bucket}: a bucket of {@code burst} tokens (default {@code limit}) that refills
  * continuously at {@code limit} tokens per {@code window}. A request of cost {@code c} is
@@ -18,17 +20,24 @@ import dev.sluice.limiter.Rule;
  * {@code burst + limit * t / window} tokens are admitted. <b>Bursts:</b> up to {@code burst} at
  * once after an idle period. Equivalent to {@link Gcra}, which keeps one number instead of two.
  *
- * <p><b>State:</b> the scaled tokens and the time they were counted, one Redis string of 17
- * bytes (struct {@code '<Bdd'}: tag 4, tokens x windowMs, ms). The stored time never moves backwards: a caller whose
- * clock lags refills nothing rather than rewinding it. <b>Expiry:</b> when the bucket would be
- * full again plus the margin.
+ * <p><b>State:</b> the scaled tokens, the time they were counted and the window that scales them,
+ * one Redis string of 25 bytes (struct {@code '<Bddd'}: tag 4, tokens x windowMs, ms, windowMs). The
+ * stored time never moves backwards: a caller whose clock lags refills nothing rather than rewinding
+ * it. <b>Expiry:</b> when the bucket would be full again plus the margin.
+ *
+ * <p><b>Changed figures</b> (a plan switch, a reload): the bucket keeps the tokens it has, capped at
+ * the new burst, and refills at the new rate from the time they were counted. Tokens counted in
+ * another window's units are rescaled exactly, rounded down to a unit of the new window
+ * (1/windowMs of a token), never in the client's favour.
  */
 public final class TokenBucket extends RateAlgorithm {
 
     static final class State extends KeyState {
-        /** Tokens times windowMs; negative: never seen. */
+        /** Tokens times {@link #windowMs}; negative: never seen. */
         long scaledTokens = -1;
         long stamp;
+        /** The window the tokens are scaled by: the rule's when they were counted. */
+        long windowMs;
     }
 
     private final long capacityUnits;
@@ -84,6 +93,7 @@ public final class TokenBucket extends RateAlgorithm {
         long left = tokens(s, at) - cost * windowMs;
         s.scaledTokens = left;
         s.stamp = at;
+        s.windowMs = windowMs;
         s.expiresAtMs = at + ceilDiv(capacityUnits - left, limit) + EXPIRY_MARGIN_MS;
     }
 
@@ -96,9 +106,24 @@ public final class TokenBucket extends RateAlgorithm {
         if (s.scaledTokens < 0) {
             return capacityUnits;
         }
-        long stored = Math.min(s.scaledTokens, capacityUnits);
+        long stored = Math.min(s.windowMs == windowMs ? s.scaledTokens : rescaled(s.scaledTokens, s.windowMs), capacityUnits);
         long elapsed = at - s.stamp;
         // compare before multiplying: elapsed * limit could leave the exact range after a long idle
         return elapsed >= ceilDiv(capacityUnits - stored, limit) ? capacityUnits : stored + elapsed * limit;
+    }
+
+    /**
+     * {@code units} tokens scaled by {@code fromWindowMs}, in this rule's units: exactly
+     * {@code floor(units * windowMs / fromWindowMs)}, at most the capacity (every value below 2^53,
+     * as the script computes it).
+     */
+    private long rescaled(long units, long fromWindowMs) {
+        long whole = floorDiv(units, fromWindowMs);
+        if (whole >= burst) {
+            return capacityUnits;
+        }
+        long fraction = BigInteger.valueOf(units - whole * fromWindowMs).multiply(BigInteger.valueOf(windowMs))
+                .divide(BigInteger.valueOf(fromWindowMs)).longValueExact();
+        return whole * windowMs + fraction;
     }
 }

@@ -95,7 +95,8 @@ for i = 1, n do
     if algorithm ~= 3 then
       call('SET', key, state, 'PX', format('%d', ttl))
     else
-      -- sliding-window-log: trim to the window, log cost entries at `state`, members unique within the window
+      -- sliding-window-log: trim to the window, log cost entries at `state`, members the time and
+      -- the entry's index among those of that ms, 8 bytes (struct '>I6I2')
       if log_foreign then
         call('DEL', key)
       end
@@ -104,7 +105,6 @@ for i = 1, n do
       if not log_index then
         log_index = call('ZCOUNT', key, score, score)
       end
-      local member = (state % window) * limit + log_index
       local logged = 0
       while logged < cost do
         local args = {}
@@ -114,7 +114,7 @@ for i = 1, n do
         end
         for j = 1, batch do
           args[2 * j - 1] = score
-          args[2 * j] = format('%d', member + logged + j - 1)
+          args[2 * j] = encode('>I6I2', state, log_index + logged + j - 1)
         end
         call('ZADD', key, unpack(args))
         logged = logged + batch

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.math.BigInteger;
 import java.time.Duration;
 import java.util.List;
 
@@ -559,6 +560,92 @@ public abstract class AlgorithmSpec {
             assertThat(d.rules().get(1).nextMs()).as("a denying rule's next is its retry-after")
                     .isEqualTo(d.rules().get(1).retryAfterMs()).isEqualTo(60_000);
         }
+    }
+
+    // ---- changed figures: a plan switch, a reload (the state belongs to the rule's name and the client) ----
+
+    @Test
+    void aClientMovingToAnotherPlanKeepsItsCount() {
+        Rule free = rule("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+        Rule pro = free.toBuilder().limit(20).plan("pro").build();
+        clock.set(T0 + 10_000);
+        assertThat(admitted(free, "a", 7)).isEqualTo(5);
+        RuleDecision upgraded = ask(pro, "a");
+        assertThat(upgraded.allowed()).isTrue();
+        assertThat(upgraded.remaining()).as("the 5 of the free plan count against the pro plan's 20").isEqualTo(14);
+        assertThat(ask(free, "a").allowed()).as("and the 6 against the free plan's 5").isFalse();
+    }
+
+    @Test
+    void aFixedWindowCountLastsUntilItsWindowEndsWhenTheWindowChanges() {
+        Rule hourly = rule("api", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
+        Rule perMinute = hourly.toBuilder().limit(10).window(Duration.ofMinutes(1)).build();
+        long hour = Math.floorDiv(T0, 3_600_000L) * 3_600_000L + 3_600_000L;
+        clock.set(hour + 600_000); // 10 minutes into an hour
+        assertThat(admitted(hourly, "a", 50)).isEqualTo(50);
+        clock.set(hour + 1_200_000);
+        RuleDecision d = ask(perMinute, "a");
+        assertThat(d.allowed()).as("the hour's 50 still count").isFalse();
+        assertThat(d.retryAfterMs()).as("until the hour they were counted in ends").isEqualTo(2_400_000);
+        clock.set(hour + 3_600_000);
+        assertThat(ask(perMinute, "a").remaining()).as("then the minutes count afresh").isEqualTo(9);
+    }
+
+    @Test
+    void aTokenBucketKeepsItsTokensCappedAtTheNewBurst() {
+        Rule basic = rule("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+        Rule big = basic.toBuilder().limit(100).plan("big").build();
+        Rule small = bucket("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1), 3);
+        assertThat(admitted(basic, "a", 4)).isEqualTo(4);
+        assertThat(ask(big, "a").remaining()).as("6 tokens kept, not filled up to 100").isEqualTo(5);
+        assertThat(ask(small, "a").remaining()).as("5 capped at the burst of 3").isEqualTo(2);
+    }
+
+    @Test
+    void aTokenBucketsTokensAreRescaledExactlyWhenItsWindowChanges() {
+        // windows of about 3,000 and 8,000 years, chosen where floor(r x w2 / w1) in doubles rounds up
+        long w1 = 94_677_758_210_393L;
+        long w2 = 259_956_414_370_521L;
+        long fraction = 77_437_676_164_617L;
+        Rule before = bucket("api", Algorithm.TOKEN_BUCKET, 1, Duration.ofMillis(w1), 2);
+        Rule after = bucket("api", Algorithm.TOKEN_BUCKET, 1, Duration.ofMillis(w2), 2);
+        assertThat(ask(before, "a", 2).allowed()).isTrue();
+        clock.advance(w1 + fraction); // refilled 1 token and `fraction` units of w1
+        assertThat(ask(before, "a", 1).allowed()).isTrue(); // leaves exactly `fraction` units
+        RuleDecision d = ask(after, "a", 2);
+        long rescaled = BigInteger.valueOf(fraction).multiply(BigInteger.valueOf(w2)).divide(BigInteger.valueOf(w1)).longValueExact();
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.retryAfterMs()).as("1 unit of w2 refills per ms").isEqualTo(2 * w2 - rescaled);
+    }
+
+    @Test
+    void gcraKeepsTheMomentItsBucketIsFullWhenItsFiguresChange() {
+        Rule slow = rule("api", Algorithm.GCRA, 10, Duration.ofMinutes(1)); // a token every 6 s
+        Rule fast = slow.toBuilder().limit(1000).plan("fast").build(); // a token every 60 ms
+        assertThat(admitted(slow, "a", 5)).isEqualTo(5);
+        RuleDecision d = ask(fast, "a");
+        assertThat(d.resetMs()).as("still 30 s from full, and the new interval applies").isEqualTo(30_060);
+        assertThat(d.remaining()).as("half empty under the new plan too").isEqualTo(499);
+    }
+
+    @Test
+    void aLeakyBucketsAdmittedRequestsKeepTheirSlotsWhenItsFiguresChange() {
+        Rule slow = leaky(10, Duration.ofSeconds(1), 10, Duration.ofSeconds(1)); // a slot every 100 ms
+        Rule fast = leaky(100, Duration.ofSeconds(1), 100, Duration.ofSeconds(1)); // every 10 ms
+        assertThat(ask(slow, "a").delayMs()).isZero();
+        assertThat(ask(slow, "a").delayMs()).isEqualTo(100);
+        RuleDecision d = ask(fast, "a");
+        assertThat(d.delayMs()).as("the next free slot stays where it was").isEqualTo(200);
+        assertThat(d.resetMs()).as("then the new slots follow").isEqualTo(210);
+    }
+
+    @Test
+    void aRuleThatChangesAlgorithmStartsItsClientsAfresh() {
+        Rule window = rule("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+        Rule bucket = rule("api", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
+        assertThat(admitted(window, "a", 6)).isEqualTo(5);
+        assertThat(ask(bucket, "a").remaining()).isEqualTo(4);
+        assertThat(ask(window, "a").remaining()).as("and back again: afresh once more").isEqualTo(4);
     }
 
     @Test

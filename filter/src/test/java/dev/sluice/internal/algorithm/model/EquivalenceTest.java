@@ -17,10 +17,9 @@ import redis.clients.jedis.JedisPooled;
 
 import java.net.URI;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
@@ -95,6 +94,31 @@ class EquivalenceTest {
         assertThat(coverage.longWindows).as("decisions of windows of a day or more").isGreaterThan(sequences);
     }
 
+    /**
+     * Plans and reloads: each rule has two or three sets of figures under one name (now and then of
+     * another algorithm), requests use the rule's current set or another plan's; the client's state
+     * is read in the figures of each request as each algorithm defines (docs/algorithms.md).
+     */
+    @Test
+    void theyAgreeWhenAClientsFiguresChange() {
+        int sequences = Math.max(1, SEQUENCES / 3);
+        Coverage coverage = new Coverage();
+        for (Scenario.Magnitude magnitude : Scenario.Magnitude.values()) {
+            for (int i = 0; i < sequences; i++) {
+                Scenario scenario = Scenario.generateChangingFigures(TestSeed.get() + 3_000_009 + magnitude.ordinal() * 100_003L + i,
+                        magnitude, 3, 40);
+                coverage.add(replayUntilAgreedOrFailed(scenario));
+            }
+        }
+        System.out.println("equivalence with changing figures: " + 2 * sequences + " sequences, " + coverage);
+        for (Algorithm a : Algorithm.values()) {
+            assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 10);
+            assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
+            assertThat(coverage.changedFigures[a.ordinal()]).as("%s decisions under other figures than the state's", a)
+                    .isGreaterThan(sequences / 2);
+        }
+    }
+
     @Test
     void theyAgreeOnTheRedisClock() throws InterruptedException {
         int sequences = Math.max(1, SEQUENCES / 5);
@@ -118,28 +142,33 @@ class EquivalenceTest {
         Coverage coverage = new Coverage();
         for (int i = 0; i < sequences; i++) {
             Scenario scenario = Scenario.generate(TestSeed.get() + seedOffset + i, null, magnitude, maxRules, maxSteps);
-            for (int attempt = 1; ; attempt++) {
-                long started = System.nanoTime();
-                Coverage run = new Coverage();
-                String mismatch = replay(scenario, run);
-                long realMs = (System.nanoTime() - started) / 1_000_000;
-                if (mismatch == null) {
-                    coverage.add(run);
-                    break;
-                }
-                if (realMs <= MAX_REAL_MS || attempt == 3) {
-                    throw new AssertionError(TestSeed.replay() + ": " + mismatch);
-                }
-            }
+            coverage.add(replayUntilAgreedOrFailed(scenario));
         }
         System.out.println("equivalence (" + magnitude + "): " + sequences + " sequences, " + coverage);
         return coverage;
+    }
+
+    /** Replays {@code scenario} on the fake clock, again if it disagreed after outlasting Redis's expiry margin in real time. */
+    private static Coverage replayUntilAgreedOrFailed(Scenario scenario) {
+        for (int attempt = 1; ; attempt++) {
+            long started = System.nanoTime();
+            Coverage run = new Coverage();
+            String mismatch = replay(scenario, run);
+            long realMs = (System.nanoTime() - started) / 1_000_000;
+            if (mismatch == null) {
+                return run;
+            }
+            if (realMs <= MAX_REAL_MS || attempt == 3) {
+                throw new AssertionError(TestSeed.replay() + ": " + mismatch);
+            }
+        }
     }
 
     /** What the sequences exercised. */
     static final class Coverage {
         final int[] admitted = new int[Algorithm.values().length];
         final int[] denied = new int[Algorithm.values().length];
+        final int[] changedFigures = new int[Algorithm.values().length];
         int delayed;
         int spared;
         int shadowDeniedInAdmitted;
@@ -153,6 +182,7 @@ class EquivalenceTest {
             for (int i = 0; i < admitted.length; i++) {
                 admitted[i] += o.admitted[i];
                 denied[i] += o.denied[i];
+                changedFigures[i] += o.changedFigures[i];
             }
             delayed += o.delayed;
             spared += o.spared;
@@ -190,7 +220,13 @@ class EquivalenceTest {
             for (Algorithm a : Algorithm.values()) {
                 sb.append(' ').append(a.id()).append(' ').append(admitted[a.ordinal()]).append('/').append(denied[a.ordinal()]);
             }
-            return sb.append(" (admitted/denied rule decisions); ").append(delayed).append(" delayed, ").append(spared)
+            sb.append(" (admitted/denied rule decisions);");
+            if (Arrays.stream(changedFigures).sum() > 0) {
+                sb.append(" read under other figures:");
+                for (Algorithm a : Algorithm.values()) sb.append(' ').append(a.id()).append(' ').append(changedFigures[a.ordinal()]);
+                sb.append(';');
+            }
+            return sb.append(' ').append(delayed).append(" delayed, ").append(spared)
                     .append(" admitting rules of denied requests, ").append(shadowDeniedInAdmitted)
                     .append(" shadow rules denying admitted requests, ").append(lagging).append(" from a lagging clock, ")
                     .append(largeCosts).append(" admitted costs >= 10^6, ").append(largeLimits).append(" limits >= 10^6, ")
@@ -198,14 +234,19 @@ class EquivalenceTest {
         }
     }
 
-    /** Replays {@code scenario}; returns a description of the first disagreement, or null. */
+    /**
+     * Replays {@code scenario} on the fake clock; returns a description of the first disagreement, or
+     * null. Redis expires keys in real time, far behind the fake clock: a key whose model state has
+     * expired on the fake clock is deleted before the request that finds it (an expired state is only
+     * visible when the figures changed: otherwise it is back to full).
+     */
     static String replay(Scenario scenario, Coverage coverage) {
         ManualClock clock = new ManualClock(scenario.steps.get(0).now());
         String prefix = TestRedis.uniquePrefix("equiv");
         RedisEngine redis = new RedisEngine(jedis, prefix, false, clock, false);
         Set<String> keys = new HashSet<>();
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
-            Map<String, Model> models = new HashMap<>();
+            Models models = new Models();
             long latest = Long.MIN_VALUE;
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
@@ -213,12 +254,12 @@ class EquivalenceTest {
                 if (step.now() < latest) coverage.lagging++;
                 latest = Math.max(latest, step.now());
                 coverage.requests++;
-                List<Model> stepModels = new ArrayList<>();
                 for (Acquisition a : step.acquisitions()) {
-                    stepModels.add(models.computeIfAbsent(a.rule().name() + "/" + a.clientKey(), k -> Model.of(a.rule())));
-                    keys.add(redis.key(a.rule(), a.clientKey()));
+                    String key = redis.key(a.rule(), a.clientKey());
+                    keys.add(key);
+                    if (models.expired(a, step.now())) jedis.del(key);
                 }
-                List<Figures> expected = Figures.decide(stepModels, step.acquisitions(), step.now());
+                List<Figures> expected = models.decide(step.acquisitions(), step.now());
                 List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
                 List<Figures> fromRedis = figures(redis.decide(step.acquisitions()));
                 if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
@@ -227,6 +268,7 @@ class EquivalenceTest {
                 }
                 coverage.count(step.acquisitions(), expected);
             }
+            for (int i = 0; i < coverage.changedFigures.length; i++) coverage.changedFigures[i] += models.changedFigures[i];
             return null;
         } finally {
             jedis.del(keys.toArray(String[]::new));
@@ -244,13 +286,11 @@ class EquivalenceTest {
         ManualClock clock = new ManualClock(0);
         Set<String> keys = new HashSet<>();
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
-            Map<String, Model> models = new HashMap<>();
+            Models models = new Models();
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
                 if (pauses.nextInt(10) == 0) Thread.sleep(1 + pauses.nextInt(12)); // time passing is the scenario here
-                List<Model> stepModels = new ArrayList<>();
                 for (Acquisition a : step.acquisitions()) {
-                    stepModels.add(models.computeIfAbsent(a.rule().name() + "/" + a.clientKey(), k -> Model.of(a.rule())));
                     keys.add(redis.key(a.rule(), a.clientKey()));
                 }
                 long before = TestRedis.timeMillis(jedis);
@@ -262,7 +302,7 @@ class EquivalenceTest {
                 }
                 clock.set(timed.atMillis());
                 List<Figures> fromRedis = figures(timed.decision());
-                List<Figures> expected = Figures.decide(stepModels, step.acquisitions(), timed.atMillis());
+                List<Figures> expected = models.decide(step.acquisitions(), timed.atMillis());
                 List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
                 coverage.requests++;
                 if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {

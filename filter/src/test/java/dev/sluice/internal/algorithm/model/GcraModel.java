@@ -1,50 +1,61 @@
 package dev.sluice.internal.algorithm.model;
 
-/** The theoretical arrival time as an exact fraction; admitted if pushing it stays within burst intervals of now. */
-final class GcraModel implements Model {
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
 
-    private final long limit;
-    private final long window;
-    private final long burst;
-    private final Ratio interval;
+/**
+ * The theoretical arrival time as an exact fraction; admitted if pushing it stays within burst
+ * intervals of now. The TAT stays when the figures change; written under another limit, a
+ * fractional TAT is rounded up to a whole ms.
+ */
+final class GcraModel extends Model {
+
     private Ratio tat; // null: never seen
+    private long limit; // the limit the TAT was written under
 
-    GcraModel(long limit, long window, long burst) {
-        this.limit = limit;
-        this.window = window;
-        this.burst = burst;
-        this.interval = Ratio.of(window, limit);
+    private Ratio base(Rule r, long now) {
+        if (tat == null) return Ratio.of(now);
+        Ratio kept = limit == r.limit() ? tat : Ratio.of(tat.ceil());
+        return kept.max(Ratio.of(now));
     }
 
-    private Ratio base(long now) {
-        return tat == null ? Ratio.of(now) : tat.max(Ratio.of(now));
-    }
-
-    @Override
-    public boolean admits(long now, long cost) {
-        Ratio pushed = base(now).plus(interval.times(cost));
-        return pushed.minus(Ratio.of(now)).compareTo(interval.times(burst)) <= 0;
+    private static Ratio interval(Rule r) {
+        return Ratio.of(r.windowMillis(), r.limit());
     }
 
     @Override
-    public void take(long now, long cost) {
-        tat = base(now).plus(interval.times(cost));
+    boolean admits(Rule r, long now, long cost) {
+        Ratio pushed = base(r, now).plus(interval(r).times(cost));
+        return pushed.minus(Ratio.of(now)).compareTo(interval(r).times(r.burst())) <= 0;
     }
 
     @Override
-    public boolean fresh(long now) {
-        return tat == null || tat.compareTo(Ratio.of(now)) <= 0;
+    void take(Rule r, long now, long cost) {
+        tat = base(r, now).plus(interval(r).times(cost));
+        limit = r.limit();
     }
 
     @Override
-    public long capacity() {
-        return burst;
+    boolean fresh(Rule r, long now) {
+        return tat == null || base(r, now).compareTo(Ratio.of(now)) <= 0;
     }
 
     @Override
-    public Model copy() {
-        GcraModel m = new GcraModel(limit, window, burst);
+    void clear() {
+        tat = null;
+    }
+
+    @Override
+    Model copy() {
+        GcraModel m = new GcraModel();
         m.tat = tat;
+        m.limit = limit;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.GCRA;
     }
 }

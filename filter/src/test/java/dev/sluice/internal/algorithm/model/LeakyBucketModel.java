@@ -1,61 +1,67 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
+
 /**
  * The next free drain slot as an exact fraction. A request waits for max(slot, now); admitted
  * if that wait, rounded up to a whole ms, is at most maxDelay and the queue including it holds
- * at most burst slots.
+ * at most burst slots. The slot stays when the figures change; written under another limit, a
+ * fractional slot is rounded up to a whole ms.
  */
-final class LeakyBucketModel implements Model {
+final class LeakyBucketModel extends Model {
 
-    private final long limit;
-    private final long window;
-    private final long burst;
-    private final long maxDelay;
-    private final Ratio slot;
     private Ratio next; // null: never seen
+    private long limit; // the limit the slot was written under
 
-    LeakyBucketModel(long limit, long window, long burst, long maxDelay) {
-        this.limit = limit;
-        this.window = window;
-        this.burst = burst;
-        this.maxDelay = maxDelay;
-        this.slot = Ratio.of(window, limit);
+    private Ratio queued(Rule r, long now) {
+        if (next == null) return Ratio.ZERO;
+        Ratio kept = limit == r.limit() ? next : Ratio.of(next.ceil());
+        return kept.minus(Ratio.of(now)).max(Ratio.ZERO);
     }
 
-    private Ratio queued(long now) {
-        return next == null ? Ratio.ZERO : next.minus(Ratio.of(now)).max(Ratio.ZERO);
-    }
-
-    @Override
-    public boolean admits(long now, long cost) {
-        Ratio q = queued(now);
-        return q.ceil() <= maxDelay && q.plus(slot.times(cost)).compareTo(slot.times(burst)) <= 0;
+    private static Ratio slot(Rule r) {
+        return Ratio.of(r.windowMillis(), r.limit());
     }
 
     @Override
-    public void take(long now, long cost) {
-        next = Ratio.of(now).plus(queued(now)).plus(slot.times(cost));
+    boolean admits(Rule r, long now, long cost) {
+        Ratio q = queued(r, now);
+        return q.ceil() <= r.maxDelay().toMillis() && q.plus(slot(r).times(cost)).compareTo(slot(r).times(r.burst())) <= 0;
     }
 
     @Override
-    public long delayMs(long now) {
-        return queued(now).ceil();
+    void take(Rule r, long now, long cost) {
+        next = Ratio.of(now).plus(queued(r, now)).plus(slot(r).times(cost));
+        limit = r.limit();
     }
 
     @Override
-    public boolean fresh(long now) {
-        return queued(now).compareTo(Ratio.ZERO) == 0;
+    long delayMs(Rule r, long now) {
+        return queued(r, now).ceil();
     }
 
     @Override
-    public long capacity() {
-        return burst;
+    boolean fresh(Rule r, long now) {
+        return queued(r, now).compareTo(Ratio.ZERO) == 0;
     }
 
     @Override
-    public Model copy() {
-        LeakyBucketModel m = new LeakyBucketModel(limit, window, burst, maxDelay);
+    void clear() {
+        next = null;
+    }
+
+    @Override
+    Model copy() {
+        LeakyBucketModel m = new LeakyBucketModel();
         m.next = next;
+        m.limit = limit;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.LEAKY_BUCKET;
     }
 }

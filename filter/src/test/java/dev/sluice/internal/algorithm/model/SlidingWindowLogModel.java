@@ -1,54 +1,61 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
+
 import java.util.ArrayList;
 import java.util.List;
 
-/** Every admitted token logged with its time (as runs of tokens at one time), never trimmed; logged at max(now, newest). */
-final class SlidingWindowLogModel implements Model {
+/**
+ * Every admitted token logged with its time (as runs of tokens at one time), logged at
+ * max(now, newest); an admission forgets the entries that have left the rule's current window.
+ */
+final class SlidingWindowLogModel extends Model {
 
-    private final long limit;
-    private final long window;
     /** {time, tokens} in the order logged. */
     private final List<long[]> log = new ArrayList<>();
-
-    SlidingWindowLogModel(long limit, long window) {
-        this.limit = limit;
-        this.window = window;
-    }
 
     private long at(long now) {
         return log.isEmpty() ? now : Math.max(now, log.get(log.size() - 1)[0]);
     }
 
-    private long inWindow(long now) {
+    private long inWindow(Rule r, long now) {
         long at = at(now);
-        return log.stream().filter(run -> run[0] > at - window).mapToLong(run -> run[1]).sum();
+        return log.stream().filter(run -> run[0] > at - r.windowMillis()).mapToLong(run -> run[1]).sum();
     }
 
     @Override
-    public boolean admits(long now, long cost) {
-        return inWindow(now) + cost <= limit;
+    boolean admits(Rule r, long now, long cost) {
+        return inWindow(r, now) + cost <= r.limit();
     }
 
     @Override
-    public void take(long now, long cost) {
-        log.add(new long[]{at(now), cost});
+    void take(Rule r, long now, long cost) {
+        long at = at(now);
+        log.removeIf(run -> run[0] <= at - r.windowMillis());
+        log.add(new long[]{at, cost});
     }
 
     @Override
-    public boolean fresh(long now) {
-        return inWindow(now) == 0;
+    boolean fresh(Rule r, long now) {
+        return inWindow(r, now) == 0;
     }
 
     @Override
-    public long capacity() {
-        return limit;
+    void clear() {
+        log.clear();
     }
 
     @Override
-    public Model copy() {
-        SlidingWindowLogModel m = new SlidingWindowLogModel(limit, window);
-        m.log.addAll(log);
+    Model copy() {
+        SlidingWindowLogModel m = new SlidingWindowLogModel();
+        for (long[] run : log) m.log.add(run.clone());
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.SLIDING_WINDOW_LOG;
     }
 }

@@ -1,53 +1,63 @@
 package dev.sluice.internal.algorithm.model;
 
-/** Tokens as an exact fraction, refilled at limit/window per ms up to the burst; time never rewinds. */
-final class TokenBucketModel implements Model {
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
 
-    private final long limit;
-    private final long window;
-    private final long burst;
+/**
+ * Tokens as an exact fraction, refilled at limit/window per ms up to the burst; time never
+ * rewinds. Tokens counted under another window are rounded down to a 1/window of a token of the
+ * current one; tokens above the current burst count as the burst.
+ */
+final class TokenBucketModel extends Model {
+
     private Ratio tokens; // null: never seen
     private long stamp;
+    private long window; // the window the tokens were counted under
 
-    TokenBucketModel(long limit, long window, long burst) {
-        this.limit = limit;
-        this.window = window;
-        this.burst = burst;
-    }
-
-    private Ratio tokensAt(long now) {
-        if (tokens == null) return Ratio.of(burst);
+    private Ratio tokensAt(Rule r, long now) {
+        if (tokens == null) return Ratio.of(r.burst());
+        Ratio kept = tokens;
+        long w = r.windowMillis();
+        if (window != w) kept = Ratio.of(kept.times(w).floor(), w);
         long elapsed = Math.max(now, stamp) - stamp;
-        return tokens.plus(Ratio.of(elapsed * limit, window)).min(Ratio.of(burst));
+        return kept.min(Ratio.of(r.burst())).plus(Ratio.of(elapsed * r.limit(), w)).min(Ratio.of(r.burst()));
     }
 
     @Override
-    public boolean admits(long now, long cost) {
-        return tokensAt(now).compareTo(Ratio.of(cost)) >= 0;
+    boolean admits(Rule r, long now, long cost) {
+        return tokensAt(r, now).compareTo(Ratio.of(cost)) >= 0;
     }
 
     @Override
-    public void take(long now, long cost) {
-        Ratio left = tokensAt(now).minus(Ratio.of(cost));
+    void take(Rule r, long now, long cost) {
+        Ratio left = tokensAt(r, now).minus(Ratio.of(cost));
         stamp = tokens == null ? now : Math.max(now, stamp);
         tokens = left;
+        window = r.windowMillis();
     }
 
     @Override
-    public boolean fresh(long now) {
-        return tokensAt(now).compareTo(Ratio.of(burst)) == 0;
+    boolean fresh(Rule r, long now) {
+        return tokensAt(r, now).compareTo(Ratio.of(r.burst())) == 0;
     }
 
     @Override
-    public long capacity() {
-        return burst;
+    void clear() {
+        tokens = null;
     }
 
     @Override
-    public Model copy() {
-        TokenBucketModel m = new TokenBucketModel(limit, window, burst);
+    Model copy() {
+        TokenBucketModel m = new TokenBucketModel();
         m.tokens = tokens;
         m.stamp = stamp;
+        m.window = window;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.TOKEN_BUCKET;
     }
 }
