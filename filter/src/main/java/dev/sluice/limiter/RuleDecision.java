@@ -14,10 +14,18 @@ import java.time.Duration;
  *                     else is taken (0 when it cannot grow by waiting: the quota is full); when denied, the
  *                     {@code retryAfterMs}. The {@code t} of the draft RateLimit field, rounded up to seconds
  * @param delayMs      leaky-bucket only: how long an admitted request must wait for its drain slot; else 0
+ * @param takenMs      when this rule took the request's cost: what identifies the take in the client's state, for
+ *                     {@link RateLimiter#giveBack}, on the deciding engine's clock (ms since the epoch): the end of
+ *                     the window it was counted in (fixed-window, sliding-window-counter), the time it was logged
+ *                     at (sliding-window-log), or the moment the bucket would have been full again had nothing
+ *                     else been taken (token-bucket, gcra, leaky-bucket; plus {@code takenFraction / limit} ms).
+ *                     {@link Long#MIN_VALUE} when this rule took nothing ({@link #taken()})
+ * @param takenFraction the buckets only: the sub-millisecond part of {@code takenMs} in 1/limit ms, plus what
+ *                     the bucket had given back so far (an engine's detail, see docs/algorithms.md); else 0
  * @param source       who decided
  */
 public record RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs,
-                           long nextMs, long delayMs, Source source) {
+                           long nextMs, long delayMs, long takenMs, long takenFraction, Source source) {
 
     /** Who made a decision. */
     public enum Source {
@@ -48,6 +56,17 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
         if (delayMs < 0) delayMs = 0;
     }
 
+    /** A decision that took nothing, or whose take is not recorded (a test double, a decision from memory). */
+    public RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs,
+                        long delayMs, Source source) {
+        this(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, Long.MIN_VALUE, 0, source);
+    }
+
+    /** Whether this rule took the request's cost (what {@link RateLimiter#giveBack} can give back). */
+    public boolean taken() {
+        return takenMs != Long.MIN_VALUE;
+    }
+
     /** When denied: how long until a request of the same cost would be admitted; else zero. */
     public Duration retryAfter() {
         return Duration.ofMillis(retryAfterMs);
@@ -74,7 +93,8 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
     }
 
     public RuleDecision withSource(Source newSource) {
-        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, newSource);
+        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, takenMs, takenFraction,
+                newSource);
     }
 
     /** How close this rule is to its limit: the smaller, the closer. Used to pick the headers' rule. */

@@ -30,6 +30,9 @@ import dev.sluice.limiter.Rule;
  * current window. With an unchanged window this is the aligned fixed window above; with another
  * window, no request counted in the last window of either length is forgotten (never in the
  * client's favour), and a client switching between plans cannot end its count early.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): the count drops by the cost while it is the count
+ * the request was added to (its end has not moved), else nothing: the request then no longer counts.
  */
 public final class FixedWindow extends RateAlgorithm {
 
@@ -65,7 +68,7 @@ public final class FixedWindow extends RateAlgorithm {
             return Verdict.deny(limit - count, resetNow, s.end - now);
         }
         long end = end(s, now);
-        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0);
+        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0, end, 0);
     }
 
     @Override
@@ -74,6 +77,19 @@ public final class FixedWindow extends RateAlgorithm {
         s.count = (now < s.end ? s.count : 0) + cost;
         s.end = end(s, now);
         s.expiresAtMs = s.end + EXPIRY_MARGIN_MS;
+    }
+
+    /**
+     * The count drops by the cost while the request is in it: while the count still ends where the
+     * request's take left it ({@code takenMs}). A count's end only grows, and strictly whenever a
+     * count starts afresh, so an unchanged end is the count the request was added to.
+     */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+        State s = (State) state;
+        if (s.end == takenMs) {
+            s.count -= Math.min(cost, s.count);
+        }
     }
 
     /**

@@ -16,8 +16,10 @@ import dev.sluice.limiter.Rule;
  * remainder in {@code [0, limit)}.
  *
  * <p><b>Accuracy:</b> exact, as the token bucket. <b>Bursts:</b> up to {@code burst} after an idle
- * period. <b>State:</b> one value, the TAT, with the limit its remainder is counted in: a Redis
- * string of 17 bytes (struct {@code '<BdI4I4'}: tag 6, ms, remainder, limit).
+ * period. <b>State:</b> one value, the TAT, with the limit its remainder is counted in, the latest
+ * time a request took at and what was given back so far (for giving back): a Redis string of 27
+ * bytes (struct {@code '<BdI7I4I7'}: tag 6, the latest time, how far the TAT is ahead of it in
+ * ms x limit, limit, given back modulo 2^52).
  * <b>Expiry:</b> at the TAT (the bucket is full again) plus the margin. A caller whose clock lags
  * sees the TAT further ahead, so it is stricter, never looser.
  *
@@ -25,6 +27,10 @@ import dev.sluice.limiter.Rule;
  * client's bucket is full again, and the new interval and burst apply to it: a bucket half empty
  * under one plan is as many milliseconds from full under the next. A remainder counted in another
  * limit's units is rounded up to the next whole millisecond (never in the client's favour).
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): as {@link TokenBucket}: the TAT moves back by the
+ * cost's intervals, at most by how far the TAT the request left is still ahead of now (of the latest
+ * time a request took at, if later: a lagging clock gives back no more).
  */
 public final class Gcra extends RateAlgorithm {
 
@@ -34,6 +40,10 @@ public final class Gcra extends RateAlgorithm {
         long tatRemainder;
         /** The limit the remainder is counted in: the rule's when the TAT was written. */
         long limit;
+        /** The latest time a request took at. */
+        long stamp;
+        /** Everything given back so far, in ms-times-limit units, modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
+        long refunded;
     }
 
     private final long capacityUnits;
@@ -115,7 +125,7 @@ public final class Gcra extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, ceilDiv(after - capacityUnits, limit));
         }
         return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(capacityUnits - after, windowMs), ceilDiv(after, limit),
-                next(after), 0);
+                next(after), 0, now + floorDiv(after, limit), takenFraction(Math.floorMod(after, limit), s.refunded));
     }
 
     /**
@@ -132,6 +142,43 @@ public final class Gcra extends RateAlgorithm {
     }
 
     @Override
+    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+        State s = (State) state;
+        if (s.limit == limit) {
+            long[] tat = givenBack(s.tatMs, s.tatRemainder, s.stamp, s.refunded, now, cost, takenMs, takenFraction, limit, windowMs);
+            s.tatMs = tat[0];
+            s.tatRemainder = tat[1];
+            s.refunded = tat[2];
+        }
+    }
+
+    /**
+     * The time {@code (ms, remainder)} (TAT or next free slot, in 1/limit ms) and the refund counter
+     * once a request of {@code cost} whose decision returned {@code (takenMs, takenFraction)} is given
+     * back at {@code now} (never before {@code stamp}, the latest time a request took at): earlier by
+     * the cost's intervals, at most by {@link #refundBound} (see {@link TokenBucket}'s give-back, the
+     * same bucket), never before now. Exact: nothing is multiplied beyond that bound.
+     */
+    static long[] givenBack(long ms, long remainder, long stamp, long refunded, long now, long cost, long takenMs,
+                            long takenFraction, long limit, long windowMs) {
+        long at = Math.max(now, stamp);
+        long bound = refundBound(takenMs, takenFraction, refunded, at, limit);
+        if (bound <= 0 || ms < at || ms == at && remainder == 0) {
+            return new long[]{ms, remainder, refunded}; // nothing to give: the bucket is full, or would have been
+        }
+        long refund = Math.min(cost * windowMs, bound);
+        long back = remainder - refund;
+        long backMs = ms + floorDiv(back, limit);
+        long backRemainder = Math.floorMod(back, limit);
+        if (backMs < at) { // never before now: what comes back is what the lead held
+            refund = (ms - at) * limit + remainder;
+            backMs = at;
+            backRemainder = 0;
+        }
+        return new long[]{backMs, backRemainder, (refunded + refund) & (REFUNDS_MODULUS - 1)};
+    }
+
+    @Override
     public void take(KeyState state, long now, long cost) {
         State s = (State) state;
         long after = lead(storedMs(s.tatMs, s.tatRemainder, s.limit, limit), storedRemainder(s.tatRemainder, s.limit, limit), now,
@@ -139,6 +186,7 @@ public final class Gcra extends RateAlgorithm {
         s.tatMs = now + floorDiv(after, limit);
         s.tatRemainder = Math.floorMod(after, limit);
         s.limit = limit;
+        s.stamp = Math.max(now, s.stamp);
         s.expiresAtMs = now + ceilDiv(after, limit) + EXPIRY_MARGIN_MS;
     }
 }

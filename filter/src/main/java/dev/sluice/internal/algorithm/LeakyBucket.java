@@ -30,14 +30,20 @@ import java.time.Duration;
  *
  * <p><b>Accuracy:</b> exact: requests are released at most one per slot. <b>Bursts:</b> none at
  * the output; up to {@code burst} slots may be queued. <b>State:</b> one value, the next free slot
- * as whole milliseconds plus a remainder in {@code [0, limit)}, with the limit it is counted in: a
- * Redis string of 17 bytes (struct {@code '<BdI4I4'}: tag 5, ms, remainder, limit). <b>Expiry:</b>
- * when the queue has drained, plus the margin.
+ * as whole milliseconds plus a remainder in {@code [0, limit)}, with the limit it is counted in and,
+ * for giving back, the latest time a request took at and what was given back so far: a Redis string
+ * of 27 bytes (struct {@code '<BdI7I4I7'}: tag 5, the latest time, how far the slot is ahead of it in
+ * ms x limit, limit, given back modulo 2^52). <b>Expiry:</b> when the queue has drained, plus the margin.
  *
  * <p><b>Changed figures</b> (a plan switch, a reload): the next free slot stays where it is (the
  * requests already admitted keep their slots), and the new slot length, burst and max delay apply
  * from it. A remainder counted in another limit's units is rounded up to the next whole
  * millisecond (never in the client's favour).
+ *
+ * <p><b>Giving back</b> (not offered with {@code rule.<r>.count}: a held request was already
+ * smoothed; used on Redis Cluster, when a later rule of the request denies it): as {@link Gcra}, the
+ * next free slot moves back by the cost's slots, at most by how far the slot the request left is
+ * still ahead.
  */
 public final class LeakyBucket extends RateAlgorithm {
 
@@ -47,6 +53,10 @@ public final class LeakyBucket extends RateAlgorithm {
         long nextRemainder;
         /** The limit the remainder is counted in: the rule's when the slot was written. */
         long limit;
+        /** The latest time a request took at. */
+        long stamp;
+        /** Everything given back so far, in ms-times-limit units, modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
+        long refunded;
     }
 
     private final long capacityUnits;
@@ -104,7 +114,7 @@ public final class LeakyBucket extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, retry);
         }
         return Verdict.admit(remainingNow, resetNow, nextNow, remaining(after), ceilDiv(after, limit), next(after),
-                ceilDiv(queued, limit));
+                ceilDiv(queued, limit), now + floorDiv(after, limit), takenFraction(Math.floorMod(after, limit), s.refunded));
     }
 
     /**
@@ -119,6 +129,18 @@ public final class LeakyBucket extends RateAlgorithm {
     }
 
     @Override
+    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+        State s = (State) state;
+        if (s.limit == limit) {
+            long[] slot = Gcra.givenBack(s.nextMs, s.nextRemainder, s.stamp, s.refunded, now, cost, takenMs, takenFraction, limit,
+                    windowMs);
+            s.nextMs = slot[0];
+            s.nextRemainder = slot[1];
+            s.refunded = slot[2];
+        }
+    }
+
+    @Override
     public void take(KeyState state, long now, long cost) {
         State s = (State) state;
         long after = Gcra.lead(Gcra.storedMs(s.nextMs, s.nextRemainder, s.limit, limit),
@@ -126,6 +148,7 @@ public final class LeakyBucket extends RateAlgorithm {
         s.nextMs = now + floorDiv(after, limit);
         s.nextRemainder = Math.floorMod(after, limit);
         s.limit = limit;
+        s.stamp = Math.max(now, s.stamp);
         s.expiresAtMs = now + ceilDiv(after, limit) + EXPIRY_MARGIN_MS;
     }
 

@@ -137,6 +137,48 @@ public abstract sealed class RateAlgorithm
      */
     public abstract void take(KeyState state, long now, long cost);
 
+    /**
+     * Gives back what an admitted request of {@code cost} took from {@code state}, as far as that
+     * leaves the state never better than if the request had never happened, whatever was taken
+     * since (docs/algorithms.md, "Giving back"). {@code this} is the algorithm of the rule the
+     * request was decided with; {@code takenMs} and {@code takenFraction} are what that decision
+     * returned ({@link dev.sluice.limiter.RuleDecision#takenMs()}). Keeps the state's expiry (it
+     * is only ever better for it).
+     *
+     * @param state a live state of this algorithm (another algorithm's, or none: nothing to give back)
+     */
+    public abstract void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction);
+
+    /**
+     * The buckets' refund counters (what was given back so far, in the algorithm's units) are kept
+     * modulo 2^52, where every value stays exact in the script's doubles; only differences over one
+     * request's lifetime are ever read, far below 2^51.
+     */
+    static final long REFUNDS_MODULUS = 1L << 52;
+
+    /** A bucket's take as its decision returns it: the sub-ms part of when it is full again, plus the refund counter. */
+    static long takenFraction(long subMs, long refunded) {
+        return (subMs + refunded) & (REFUNDS_MODULUS - 1);
+    }
+
+    /**
+     * The most a bucket may regain, at {@code at}, for a request whose decision returned
+     * {@code (takenMs, takenFraction)}: what refills between {@code at} and the moment the bucket the
+     * request left would have been full had nothing else been taken, less what was given back since
+     * the request was taken (the growth of {@code refunded}: each refund brings that moment closer).
+     * In the algorithm's units; 0 or less: nothing.
+     */
+    static long refundBound(long takenMs, long takenFraction, long refunded, long at, long limit) {
+        if (takenMs < at) {
+            return 0; // the bucket would have been full before now
+        }
+        long fraction = (takenFraction - refunded) & (REFUNDS_MODULUS - 1);
+        if (fraction >= REFUNDS_MODULUS / 2) {
+            fraction -= REFUNDS_MODULUS;
+        }
+        return (takenMs - at) * limit + fraction;
+    }
+
     /** The request can never be admitted: see the class comment. */
     final Verdict impossible(long remainingNow, long resetNowMs) {
         return Verdict.deny(remainingNow, resetNowMs, windowMs);

@@ -35,6 +35,9 @@ import dev.sluice.limiter.Rule;
  * previous count fades up to the end. A stored end that is not a multiple of the current window is
  * rounded up to one (never in the client's favour). With an unchanged window this is the aligned
  * counter above.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): the cost comes off the current count while the
+ * request's window is the current one, off the previous count in the window after.
  */
 public final class SlidingWindowCounter extends RateAlgorithm {
 
@@ -80,7 +83,7 @@ public final class SlidingWindowCounter extends RateAlgorithm {
         }
         long remainingAfter = floorDiv(quotaUnits - previousUnits - (current + cost) * windowMs, windowMs);
         return Verdict.admit(remainingNow, resetNow, next(start, current, previous, remainingNow, now), remainingAfter,
-                start + 2 * windowMs - now, next(start, current + cost, previous, remainingAfter, now), 0);
+                start + 2 * windowMs - now, next(start, current + cost, previous, remainingAfter, now), 0, start + windowMs, 0);
     }
 
     /**
@@ -111,6 +114,21 @@ public final class SlidingWindowCounter extends RateAlgorithm {
         s.current = current + cost;
         s.end = start + windowMs;
         s.expiresAtMs = start + 2 * windowMs + EXPIRY_MARGIN_MS;
+    }
+
+    /**
+     * The cost comes off the count it is in: the current count while the window the request was
+     * counted in is still the current one (the stored end has not moved), the previous count once
+     * exactly one window has turned since; later it has faded out.
+     */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+        State s = (State) state;
+        if (s.end == takenMs) {
+            s.current -= Math.min(cost, s.current);
+        } else if (s.end == takenMs + windowMs) {
+            s.previous -= Math.min(cost, s.previous);
+        }
     }
 
     /** The stored end rounded up to a multiple of the window: where the stored current count's window ends now. */

@@ -25,6 +25,9 @@ import dev.sluice.limiter.Rule;
  *
  * <p><b>Changed figures</b> (a plan switch, a reload): the entries stay, and the new window and
  * limit apply to them: the same log, counted in another window against another limit.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): {@code cost} entries logged at the request's time
+ * are removed (as many as are left), exactly what it added.
  */
 public final class SlidingWindowLog extends RateAlgorithm {
 
@@ -61,6 +64,27 @@ public final class SlidingWindowLog extends RateAlgorithm {
                 size++;
             }
             total += count;
+        }
+
+        /** Removes up to {@code count} entries logged at {@code time}. */
+        void remove(long time, long count) {
+            for (int i = 0; i < size; i++) {
+                if (time(i) != time) continue;
+                int at = (head + i) & (times.length - 1);
+                long removed = Math.min(count, counts[at]);
+                counts[at] -= removed;
+                total -= removed;
+                if (counts[at] == 0) {
+                    for (int j = i; j < size - 1; j++) { // close the gap: runs stay in time order
+                        int to = (head + j) & (times.length - 1);
+                        int from = (head + j + 1) & (times.length - 1);
+                        times[to] = times[from];
+                        counts[to] = counts[from];
+                    }
+                    size--;
+                }
+                return;
+            }
         }
 
         private void grow() {
@@ -117,7 +141,13 @@ public final class SlidingWindowLog extends RateAlgorithm {
         long oldest = first < s.size ? s.time(first) : at;
         long nextNow = inWindow > 0 ? oldest + windowMs - now : 0;
         return Verdict.admit(limit - inWindow, resetNow, nextNow, limit - inWindow - cost, at + windowMs - now,
-                oldest + windowMs - now, 0);
+                oldest + windowMs - now, 0, at, 0);
+    }
+
+    /** Removes {@code cost} of the entries logged at the request's time ({@code takenMs}), those that are left. */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+        ((State) state).remove(takenMs, cost);
     }
 
     @Override

@@ -20,8 +20,9 @@ import java.math.BigInteger;
  * {@code burst + limit * t / window} tokens are admitted. <b>Bursts:</b> up to {@code burst} at
  * once after an idle period. Equivalent to {@link Gcra}, which keeps one number instead of two.
  *
- * <p><b>State:</b> the scaled tokens, the time they were counted and the window that scales them,
- * one Redis string of 25 bytes (struct {@code '<Bddd'}: tag 4, tokens x windowMs, ms, windowMs). The
+ * <p><b>State:</b> the scaled tokens, the time they were counted, the window that scales them and
+ * what was given back so far (modulo 2^52), one Redis string of 28 bytes (struct
+ * {@code '<BI7I6I7I7'}: tag 4, tokens x windowMs, ms, windowMs, given back). The
  * stored time never moves backwards: a caller whose clock lags refills nothing rather than rewinding
  * it. <b>Expiry:</b> when the bucket would be full again plus the margin.
  *
@@ -29,6 +30,10 @@ import java.math.BigInteger;
  * the new burst, and refills at the new rate from the time they were counted. Tokens counted in
  * another window's units are rescaled exactly, rounded down to a unit of the new window
  * (1/windowMs of a token), never in the client's favour.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): the bucket regains the cost, less what would have
+ * been lost to the bucket being full had the request never been made: at most what refills between
+ * now and the moment the bucket the request left would have been full.
  */
 public final class TokenBucket extends RateAlgorithm {
 
@@ -38,6 +43,8 @@ public final class TokenBucket extends RateAlgorithm {
         long stamp;
         /** The window the tokens are scaled by: the rule's when they were counted. */
         long windowMs;
+        /** Everything given back so far, modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
+        long refunded;
     }
 
     private final long capacityUnits;
@@ -74,8 +81,9 @@ public final class TokenBucket extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, skew + ceilDiv(need - tokens, limit));
         }
         long left = tokens - need;
-        return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(left, windowMs), skew + ceilDiv(capacityUnits - left, limit),
-                next(left, skew), 0);
+        long debt = capacityUnits - left; // the bucket would be full again debt / limit ms after `at`
+        return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(left, windowMs), skew + ceilDiv(debt, limit),
+                next(left, skew), 0, at + floorDiv(debt, limit), takenFraction(Math.floorMod(debt, limit), s.refunded));
     }
 
     /** The time until {@code tokens} have refilled to one more whole token; 0 for a full bucket. */
@@ -95,6 +103,29 @@ public final class TokenBucket extends RateAlgorithm {
         s.stamp = at;
         s.windowMs = windowMs;
         s.expiresAtMs = at + ceilDiv(capacityUnits - left, limit) + EXPIRY_MARGIN_MS;
+    }
+
+    /**
+     * Refunds what the bucket can regain without being better than if the request had never
+     * happened: at most the cost, and at most what refills between now and the moment the bucket
+     * left by the request would have been full, less what was given back since it was taken
+     * ({@link #refundBound}): the bucket without the request would have stopped refilling (full)
+     * that much earlier. Whatever was taken since only delays that moment, so the bound holds under
+     * concurrency (docs/algorithms.md). Now is never before the stored time; tokens of another
+     * window's units: nothing is given back.
+     */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+        State s = (State) state;
+        if (s.scaledTokens < 0 || s.windowMs != windowMs) {
+            return;
+        }
+        long bound = refundBound(takenMs, takenFraction, s.refunded, Math.max(now, s.stamp), limit);
+        if (bound > 0) {
+            long refund = Math.min(cost * windowMs, bound);
+            s.scaledTokens += refund;
+            s.refunded = (s.refunded + refund) & (REFUNDS_MODULUS - 1);
+        }
     }
 
     private static long stamp(State s, long now) {

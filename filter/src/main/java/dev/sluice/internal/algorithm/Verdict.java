@@ -20,9 +20,11 @@ public final class Verdict {
     private final long nextAfterMs;
     private final long delayMs;
     private final long retryAfterMs;
+    private final long takenMs;
+    private final long takenFraction;
 
     private Verdict(boolean allowed, long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter,
-                    long resetAfterMs, long nextAfterMs, long delayMs, long retryAfterMs) {
+                    long resetAfterMs, long nextAfterMs, long delayMs, long retryAfterMs, long takenMs, long takenFraction) {
         this.allowed = allowed;
         this.remainingNow = remainingNow;
         this.resetNowMs = resetNowMs;
@@ -32,19 +34,23 @@ public final class Verdict {
         this.nextAfterMs = nextAfterMs;
         this.delayMs = delayMs;
         this.retryAfterMs = retryAfterMs;
+        this.takenMs = takenMs;
+        this.takenFraction = takenFraction;
     }
 
     /**
      * An admitting rule: remaining, reset and next (the time until remaining grows, 0 when it
-     * cannot) when nothing is taken, then the same after taking the cost, and the delay.
+     * cannot) when nothing is taken, then the same after taking the cost, the delay, and what
+     * identifies the take in the state ({@link RuleDecision#takenMs()}, for a give-back).
      */
     static Verdict admit(long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter, long resetAfterMs,
-                         long nextAfterMs, long delayMs) {
-        return new Verdict(true, remainingNow, resetNowMs, nextNowMs, remainingAfter, resetAfterMs, nextAfterMs, delayMs, 0);
+                         long nextAfterMs, long delayMs, long takenMs, long takenFraction) {
+        return new Verdict(true, remainingNow, resetNowMs, nextNowMs, remainingAfter, resetAfterMs, nextAfterMs, delayMs, 0,
+                takenMs, takenFraction);
     }
 
     static Verdict deny(long remainingNow, long resetNowMs, long retryAfterMs) {
-        return new Verdict(false, remainingNow, resetNowMs, retryAfterMs, 0, 0, 0, 0, retryAfterMs);
+        return new Verdict(false, remainingNow, resetNowMs, retryAfterMs, 0, 0, 0, 0, retryAfterMs, Long.MIN_VALUE, 0);
     }
 
     /** Whether this rule admits the request. */
@@ -59,7 +65,8 @@ public final class Verdict {
      */
     public RuleDecision decision(Rule rule, boolean taken, RuleDecision.Source source) {
         if (taken) {
-            return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, nextAfterMs, delayMs, source);
+            return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, nextAfterMs, delayMs, takenMs, takenFraction,
+                    source);
         }
         return new RuleDecision(rule, allowed, remainingNow, allowed ? 0 : retryAfterMs, resetNowMs, nextNowMs, 0, source);
     }

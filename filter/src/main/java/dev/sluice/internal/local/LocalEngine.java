@@ -176,6 +176,33 @@ public final class LocalEngine implements RateLimiter {
         return stored;
     }
 
+    /**
+     * Gives back, rule by rule, what the decisions in {@code taken} took (each algorithm's
+     * {@link RateAlgorithm#giveBack}): never more than leaves a client's state as if the request had
+     * not happened. A state that has expired since, or belongs to another algorithm now, gets nothing.
+     */
+    @Override
+    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        long now = clock.millis();
+        for (int i = 0, n = acquisitions.size(); i < n; i++) {
+            RuleDecision t = taken.get(i);
+            if (!t.taken()) continue;
+            Acquisition a = acquisitions.get(i);
+            RateAlgorithm algorithm = algorithm(a.rule());
+            StateKey key = new StateKey(a.rule().name(), a.clientKey());
+            Segment segment = segments[segmentIndex(key)];
+            segment.lock.lock();
+            try {
+                KeyState stored = live(segment, key, now);
+                if (stored != null && algorithm.stateOf(stored, now) == stored) {
+                    algorithm.giveBack(stored, now, a.cost(), t.takenMs(), t.takenFraction());
+                }
+            } finally {
+                segment.lock.unlock();
+            }
+        }
+    }
+
     /** Sweeps the next segment if its turn has come; called before the request takes any lock. */
     private void sweepIfDue(long now) {
         long next = nextSweepAt.get();

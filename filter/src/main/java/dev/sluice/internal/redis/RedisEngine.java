@@ -72,13 +72,22 @@ public final class RedisEngine implements RateLimiter {
     /** ARGV[1]: now (a double), then per acquisition the algorithm and the mode (bytes) and 5 doubles; see decide.lua. */
     private static final int NOW_BYTES = 8;
     private static final int RULE_BYTES = 2 + 5 * 8;
+    private static final int MODE_OFFSET = 1;
     private static final int COST_OFFSET = RULE_BYTES - 8;
+    /** A give-back's rule is followed by what its decision took: taken ms, taken fraction (doubles). */
+    private static final int TAKEN_BYTES = 2 * 8;
     /** "Read Redis's TIME" in place of the time. */
     private static final double REDIS_TIME = -1;
+    /**
+     * Doubles per rule in the reply: allowed, remaining, retry-after (a rule that took: its taken ms),
+     * reset, next, delay (a rule that took, but a leaky bucket: its taken fraction; a leaky bucket that
+     * took sends that as a 7th).
+     */
     private static final int REPLY_PER_RULE = 6;
-    /** A rule's mode in ARGV[1]: whether its denial refuses the request (decide.lua). */
+    /** A rule's mode in ARGV[1] (decide.lua): whether its denial refuses the request; or what else to do. */
     private static final byte ENFORCING = 0;
     private static final byte SHADOW = 1;
+    private static final byte GIVE_BACK = 3;
 
     private final UnifiedJedis jedis;
     private final String keyPrefix;
@@ -132,29 +141,41 @@ public final class RedisEngine implements RateLimiter {
         if (cluster && n > 1) {
             List<RuleDecision> decisions = new ArrayList<>(n);
             for (Acquisition a : acquisitions) {
-                decisions.addAll(call(List.of(a), at));
+                decisions.addAll(call(List.of(a), Call.DECIDE, null, at));
             }
             return Decision.of(decisions);
         }
         if (n > 1) {
             rejectDuplicates(acquisitions);
         }
-        return Decision.of(call(acquisitions, at));
+        return Decision.of(call(acquisitions, Call.DECIDE, null, at));
     }
 
-    /** @param at where to put the script's time, or null */
-    private List<RuleDecision> call(List<Acquisition> acquisitions, long[] at) {
+    /** What a call asks of the script, per rule (decide.lua's modes). */
+    private enum Call {
+        /** Decide, taking from every rule that admits if every enforcing rule does. */
+        DECIDE,
+        /** Give back what each rule's decision took, then evaluate without writing. */
+        GIVE_BACK
+    }
+
+    /**
+     * @param taken for {@link Call#GIVE_BACK}: the decision of each acquisition that took; else null
+     * @param at    where to put the script's time, or null
+     */
+    private List<RuleDecision> call(List<Acquisition> acquisitions, Call what, List<RuleDecision> taken, long[] at) {
         int n = acquisitions.size();
         RulePlan[] rulePlans = new RulePlan[n];
         List<byte[]> keys = new ArrayList<>(n);
         byte[] request;
         Acquisition first = acquisitions.get(0);
-        if (n == 1 && redisClock && first.cost() == first.rule().cost()) {
+        if (n == 1 && what == Call.DECIDE && redisClock && first.cost() == first.rule().cost()) {
             rulePlans[0] = plans.get(first.rule());
             keys.add(rulePlans[0].key(first.clientKey().value()));
             request = rulePlans[0].onRedisClock; // the common case, encoded once
         } else {
-            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + RULE_BYTES * n).order(ByteOrder.LITTLE_ENDIAN);
+            int perRule = what == Call.GIVE_BACK ? RULE_BYTES + TAKEN_BYTES : RULE_BYTES;
+            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + perRule * n).order(ByteOrder.LITTLE_ENDIAN);
             packed.putDouble(redisClock ? REDIS_TIME : clock.millis());
             for (int i = 0; i < n; i++) {
                 Acquisition a = acquisitions.get(i);
@@ -164,20 +185,85 @@ public final class RedisEngine implements RateLimiter {
                 int o = packed.position();
                 packed.put(plan.encoded);
                 packed.putDouble(o + COST_OFFSET, a.cost());
+                if (what == Call.GIVE_BACK) {
+                    packed.put(o + MODE_OFFSET, GIVE_BACK);
+                    packed.putDouble(taken.get(i).takenMs()).putDouble(taken.get(i).takenFraction());
+                }
             }
             request = packed.array();
         }
         ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, List.of(request))).order(ByteOrder.LITTLE_ENDIAN);
+        // 6 doubles per rule, 7 for a leaky bucket that took: a longer reply is an admitted request
+        boolean admitted = what == Call.DECIDE;
+        if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
+            for (int i = 0; i < n && admitted; i++) {
+                admitted = rulePlans[i].rule.dryRun() || reply.getDouble(i * REPLY_PER_RULE * 8) == 1;
+            }
+        }
         List<RuleDecision> decisions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            decisions.add(new RuleDecision(rulePlans[i].rule, reply.getDouble() == 1, (long) reply.getDouble(),
-                    (long) reply.getDouble(), (long) reply.getDouble(), (long) reply.getDouble(), (long) reply.getDouble(),
-                    RuleDecision.Source.REDIS));
+            Rule rule = rulePlans[i].rule;
+            boolean allowed = reply.getDouble() == 1;
+            long remaining = (long) reply.getDouble();
+            long retryOrTaken = (long) reply.getDouble(); // a rule that took has no retry-after: its take instead
+            long reset = (long) reply.getDouble();
+            long next = (long) reply.getDouble();
+            boolean took = admitted && allowed;
+            boolean leaky = rule.algorithm() == Algorithm.LEAKY_BUCKET;
+            long delayOrFraction = (long) reply.getDouble(); // a rule that took, but for leaky-bucket: its taken fraction
+            long delay = leaky || !took ? delayOrFraction : 0;
+            long fraction = !took ? 0 : leaky ? (long) reply.getDouble() : delayOrFraction;
+            decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay,
+                    took ? retryOrTaken : Long.MIN_VALUE, fraction, RuleDecision.Source.REDIS));
         }
         if (at != null) {
             at[0] = (long) reply.getDouble();
         }
         return decisions;
+    }
+
+    /**
+     * Gives back what the decisions in {@code taken} took (those that took anything), in one call
+     * for all the rules (one per rule on a Cluster, where their keys live in different slots): each
+     * algorithm's give-back, in the script (docs/algorithms.md, "Giving back"). A failure is thrown
+     * as for a decision; nothing is retried.
+     */
+    @Override
+    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        giveBack(acquisitions, taken, null);
+    }
+
+    /**
+     * Gives back as {@link #giveBack(List, List)} and tells the time, in ms since the epoch, that the
+     * script gave back at ({@code Long.MIN_VALUE} if nothing was taken): what tests need to hold a
+     * Redis-clock give-back against the reference semantics.
+     */
+    public long giveBackTimed(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        long[] at = {Long.MIN_VALUE};
+        giveBack(acquisitions, taken, at);
+        return at[0];
+    }
+
+    private void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken, long[] at) {
+        int n = acquisitions.size();
+        List<Acquisition> back = new ArrayList<>(n);
+        List<RuleDecision> from = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            if (taken.get(i).taken()) {
+                back.add(acquisitions.get(i));
+                from.add(taken.get(i));
+            }
+        }
+        if (back.isEmpty()) {
+            return;
+        }
+        if (cluster && back.size() > 1) {
+            for (int i = 0; i < back.size(); i++) {
+                call(List.of(back.get(i)), Call.GIVE_BACK, List.of(from.get(i)), at);
+            }
+        } else {
+            call(back, Call.GIVE_BACK, from, at);
+        }
     }
 
     private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {

@@ -30,5 +30,5 @@ else
   end
   after = after - now
   admits, remaining_after, reset_after, next_after, delay = true, limit - count - cost, after, after, 0
-  state, ttl = encode('<Bdd', 1, now + after, count + cost), after + MARGIN
+  state, ttl, taken_ms, taken_fraction = encode('<Bdd', 1, now + after, count + cost), after + MARGIN, now + after, 0
 end

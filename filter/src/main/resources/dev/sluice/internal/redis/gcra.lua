@@ -1,25 +1,35 @@
 --[[
 gcra.lua: dev.sluice.internal.algorithm.Gcra, a fragment of decide.lua.
-State: struct '<BdI4I4' 6, TAT ms, remainder, the limit it is counted in (the theoretical arrival
-time is ms + remainder / limit; 17 bytes); PX = time until the TAT + MARGIN. The emission interval
-window / limit is exactly `window` units of ms x limit; the same answers as the token bucket. The
-TAT stays when the figures change; a remainder of another limit is rounded up to a whole ms.
+State: struct '<BdI7I4I7' 6, the latest time a request took at (ms), how far the TAT is ahead of it
+(in ms x limit), the limit that is counted in, refunded (what was given back so far, modulo 2^52);
+27 bytes; PX = time until the TAT + MARGIN. The emission interval window / limit is exactly `window` units
+of ms x limit; the same answers as the token bucket. The TAT stays when the figures change; a
+remainder of another limit is rounded up to a whole ms.
 ]]
 local cap = burst * window
 local ahead = 0 -- how far the TAT is ahead of now, in ms x limit
 local far, far_remainder -- a TAT beyond any admission (Gcra.farLeadMs): its lead in ms, its remainder
 local stored = pcall('GET', key)
-if stored and #stored == 17 then
-  local tag, ms, remainder, scale = decode('<BdI4I4', stored)
-  if scale ~= limit and remainder > 0 then -- counted in another limit's units: up to the next ms
-    ms, remainder = ms + 1, 0
-  end
-  if tag == 6 and ms >= now then
-    local lead = ms - now
-    if lead > (cap + -cap % limit) / limit + window then -- Gcra.maxLeadMs
-      far, far_remainder = lead, remainder
-    else
-      ahead = lead * limit + remainder
+local stamp, refunded = now, 0 -- the latest time a request took at; what was given back so far
+if stored and #stored == 27 then
+  local tag, stored_stamp, ahead_of_stamp, scale, stored_refunded = decode('<BdI7I4I7', stored)
+  if tag == 6 then
+    local remainder = ahead_of_stamp % scale -- the stored time: stored_stamp + ahead_of_stamp / scale ms
+    local ms = stored_stamp + (ahead_of_stamp - remainder) / scale
+    if stored_stamp > now then
+      stamp = stored_stamp
+    end
+    refunded = stored_refunded
+    if scale ~= limit and remainder > 0 then -- counted in another limit's units: up to the next ms
+      ms, remainder = ms + 1, 0
+    end
+    if ms >= now then
+      local lead = ms - now
+      if lead > (cap + -cap % limit) / limit + window then -- Gcra.maxLeadMs
+        far, far_remainder = lead, remainder
+      else
+        ahead = lead * limit + remainder
+      end
     end
   end
 end
@@ -56,6 +66,8 @@ else
     x = after - cap + (remaining_after + 1) * window
     admits, next_after, delay = true, (x + -x % limit) / limit, 0
     local whole = (after - after % limit) / limit
-    state, ttl = encode('<BdI4I4', 6, now + whole, after - whole * limit, limit), reset_after + MARGIN
+    taken_ms, taken_fraction = now + whole, after - whole * limit
+    state, ttl = encode('<BdI7I4I7', 6, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
+    taken_fraction = (taken_fraction + refunded) % 4503599627370496 -- RateAlgorithm.takenFraction
   end
 end

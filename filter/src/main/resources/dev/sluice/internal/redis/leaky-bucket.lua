@@ -1,9 +1,10 @@
 --[[
 leaky-bucket.lua: dev.sluice.internal.algorithm.LeakyBucket, a fragment of decide.lua.
-State: struct '<BdI4I4' 5, next free slot ms, remainder, the limit it is counted in (the slot is
-at ms + remainder / limit; 17 bytes); PX = time until the queue has drained + MARGIN. A slot is
-`window` units of ms x limit; max_delay is capped where the burst binds anyway. The slot stays
-when the figures change; a remainder of another limit is rounded up to a whole ms.
+State: struct '<BdI7I4I7' 5, the latest time a request took at (ms), how far the next free slot is
+ahead of it (in ms x limit), the limit that is counted in, refunded (what was given back so far,
+modulo 2^52); 27 bytes; PX = time until the queue has drained + MARGIN. A slot is `window` units
+of ms x limit; max_delay is capped where the burst binds anyway. The slot stays when the figures
+change; a remainder of another limit is rounded up to a whole ms.
 ]]
 local cap = burst * window
 local most = (cap + -cap % limit) / limit -- the longest a full queue takes to drain, in ms
@@ -14,17 +15,26 @@ local max_delay_units = max_delay * limit
 local queued = 0 -- units ahead of now
 local far, far_remainder -- a slot beyond any admission (Gcra.farLeadMs): its lead in ms, its remainder
 local stored = pcall('GET', key)
-if stored and #stored == 17 then
-  local tag, ms, remainder, scale = decode('<BdI4I4', stored)
-  if scale ~= limit and remainder > 0 then -- counted in another limit's units: up to the next ms
-    ms, remainder = ms + 1, 0
-  end
-  if tag == 5 and ms >= now then
-    local lead = ms - now
-    if lead > most + window then -- Gcra.maxLeadMs
-      far, far_remainder = lead, remainder
-    else
-      queued = lead * limit + remainder
+local stamp, refunded = now, 0 -- the latest time a request took at; what was given back so far
+if stored and #stored == 27 then
+  local tag, stored_stamp, ahead_of_stamp, scale, stored_refunded = decode('<BdI7I4I7', stored)
+  if tag == 5 then
+    local remainder = ahead_of_stamp % scale -- the stored time: stored_stamp + ahead_of_stamp / scale ms
+    local ms = stored_stamp + (ahead_of_stamp - remainder) / scale
+    if stored_stamp > now then
+      stamp = stored_stamp
+    end
+    refunded = stored_refunded
+    if scale ~= limit and remainder > 0 then -- counted in another limit's units: up to the next ms
+      ms, remainder = ms + 1, 0
+    end
+    if ms >= now then
+      local lead = ms - now
+      if lead > most + window then -- Gcra.maxLeadMs
+        far, far_remainder = lead, remainder
+      else
+        queued = lead * limit + remainder
+      end
     end
   end
 end
@@ -110,6 +120,8 @@ else
     end
     admits, delay = true, (queued + -queued % limit) / limit
     local whole = (after - after % limit) / limit
-    state, ttl = encode('<BdI4I4', 5, now + whole, after - whole * limit, limit), reset_after + MARGIN
+    taken_ms, taken_fraction = now + whole, after - whole * limit
+    state, ttl = encode('<BdI7I4I7', 5, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
+    taken_fraction = (taken_fraction + refunded) % 4503599627370496 -- RateAlgorithm.takenFraction
   end
 end

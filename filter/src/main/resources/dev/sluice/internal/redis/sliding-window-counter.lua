@@ -79,4 +79,5 @@ else
   end
   admits, reset_after, delay = true, start + 2 * window - now, 0
   state, ttl = encode('<Bddd', 2, start + window, counted, previous), start + 2 * window - now + MARGIN
+  taken_ms, taken_fraction = start + window, 0
 end

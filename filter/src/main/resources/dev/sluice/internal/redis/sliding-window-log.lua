@@ -38,5 +38,5 @@ else
   end
   admits, remaining_after, reset_after, next_after, delay = true, limit - in_window - cost, at + window - now,
       oldest + window - now, 0
-  state, ttl = at, at + window - now + MARGIN
+  state, ttl, taken_ms, taken_fraction = at, at + window - now + MARGIN, at, 0
 end

@@ -1,16 +1,17 @@
 --[[
 token-bucket.lua: dev.sluice.internal.algorithm.TokenBucket, a fragment of decide.lua.
-State: struct '<Bddd' 4, tokens x window, ms, window (25 bytes); PX = time to a full bucket +
-MARGIN. Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit
+State: struct '<BI7I6I7I7' 4, tokens x window, ms, window, refunded (what was given back so far,
+modulo 2^52; 28 bytes: ms below 2^48, the year 10889); PX = time to a full bucket + MARGIN. Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit
 units. The stored time never moves backwards: a caller whose clock lags refills nothing. Tokens
 scaled by another window (the rule's window changed) are rescaled exactly, rounded down.
 ]]
 local cap = burst * window
-local tokens, at = cap, now
+local tokens, at, refunded = cap, now, 0
 local stored = pcall('GET', key)
-if stored and #stored == 25 then
-  local tag, units, stamp, scale = decode('<Bddd', stored)
+if stored and #stored == 28 then
+  local tag, units, stamp, scale, stored_refunded = decode('<BI7I6I7I7', stored)
   if tag == 4 then
+    refunded = stored_refunded
     if scale ~= window then
       -- floor(units x window / scale) exactly: whole tokens, then the fraction by binary long
       -- multiplication, every intermediate below 2^53 (scale and window are at most 2^50)
@@ -67,5 +68,9 @@ else
   reset_after = skew + (x + -x % limit) / limit
   x = (remaining_after + 1) * window - left
   admits, next_after, delay = true, skew + (x + -x % limit) / limit, 0
-  state, ttl = encode('<Bddd', 4, left, at, window), reset_after + MARGIN
+  state, ttl = encode('<BI7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
+  x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
+  taken_fraction = x % limit
+  taken_ms = at + (x - taken_fraction) / limit
+  taken_fraction = (taken_fraction + refunded) % 4503599627370496 -- RateAlgorithm.takenFraction
 end

@@ -562,6 +562,111 @@ public abstract class AlgorithmSpec {
         }
     }
 
+    // ---- giving back (rule.<r>.count): never better than if the request had never happened ----
+
+    private void giveBack(RuleDecision taken, String client, long cost) {
+        engine.giveBack(List.of(new Acquisition(taken.rule(), ClientKey.parse(client), cost)), List.of(taken));
+    }
+
+    @Test
+    void aGiveBackRightAfterTheRequestLeavesTheStateAsIfItNeverHappened() {
+        for (Algorithm algorithm : Algorithm.values()) {
+            Rule r = algorithm == Algorithm.LEAKY_BUCKET ? leaky(10, Duration.ofMinutes(1), 10, Duration.ofMinutes(1))
+                    : rule(algorithm.id(), algorithm, 10, Duration.ofMinutes(1));
+            clock.set(T0 + 15_000);
+            ask(r, "a", 3);
+            RuleDecision taken = ask(r, "a", 2);
+            assertThat(taken.taken()).as(algorithm.id()).isTrue();
+            giveBack(taken, "a", 2);
+            RuleDecision after = ask(r, "a", 2);
+            ask(r, "b", 3);
+            RuleDecision never = ask(r, "b", 2);
+            assertThat(List.of(after.remaining(), after.resetMs(), after.nextMs(), after.delayMs())).as(algorithm.id())
+                    .isEqualTo(List.of(never.remaining(), never.resetMs(), never.nextMs(), never.delayMs()));
+        }
+    }
+
+    @Test
+    void aFixedWindowGivesBackTheCostWhileItsWindowLastsAndNothingAfter() {
+        Rule r = rule("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+        clock.set(T0 + 10_000);
+        RuleDecision first = ask(r, "a", 2);
+        ask(r, "a", 1); // another request of the same client, in between
+        giveBack(first, "a", 2);
+        assertThat(ask(r, "a", 1).remaining()).as("only the first request's 2 came back").isEqualTo(3);
+        RuleDecision late = ask(r, "a", 2);
+        clock.set(T0 + 60_000); // the next window
+        giveBack(late, "a", 2);
+        assertThat(ask(r, "a", 1).remaining()).as("a count that has ended gives nothing back").isEqualTo(4);
+    }
+
+    @Test
+    void aSlidingWindowCounterGivesBackFromThePreviousWindowOnceTheWindowTurned() {
+        Rule r = rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1));
+        clock.set(T0 + 30_000);
+        RuleDecision taken = ask(r, "a", 4);
+        clock.set(T0 + 90_000); // half way into the next window: the 4 weigh 2
+        RuleDecision before = ask(r, "a", 11); // denied: takes nothing, shows the state
+        giveBack(taken, "a", 4);
+        RuleDecision after = ask(r, "a", 11);
+        assertThat(before.remaining()).isEqualTo(8);
+        assertThat(after.remaining()).as("the previous window's 4 are gone").isEqualTo(10);
+    }
+
+    @Test
+    void aTokenBucketGivesBackNoMoreThanWouldHaveRefilledIntoAFullBucket() {
+        Rule r = rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1)); // a token every 6 s
+        RuleDecision taken = ask(r, "a", 2);
+        clock.advance(9_000); // 1.5 tokens refilled: without the request, the bucket would have stayed full
+        giveBack(taken, "a", 2);
+        RuleDecision d = ask(r, "a", 1);
+        assertThat(List.of(d.remaining(), d.nextMs())).as("full again, not 10.5 tokens").containsExactly(9L, 6_000L);
+    }
+
+    @Test
+    void gcraGivesBackWhatTheRequestPushedAtMostWhileItIsStillAhead() {
+        Rule r = rule("gcra", Algorithm.GCRA, 10, Duration.ofMinutes(1)); // a token every 6 s
+        ask(r, "a", 4); // 24 s from full
+        RuleDecision taken = ask(r, "a", 2); // 36 s from full
+        clock.advance(3_000);
+        giveBack(taken, "a", 2);
+        RuleDecision d = ask(r, "a", 11); // denied, takes nothing
+        assertThat(d.resetMs()).as("as if only the 4 had been taken 3 s ago").isEqualTo(21_000);
+    }
+
+    @Test
+    void twoRequestsGivenBackNeverGiveBackMoreThanIfNeitherHadHappened() {
+        for (Algorithm algorithm : List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA)) {
+            Rule r = rule(algorithm.id(), algorithm, 10, Duration.ofMinutes(1)); // a token every 6 s
+            RuleDecision one = ask(r, "a", 2);
+            RuleDecision two = ask(r, "a", 2);
+            clock.advance(1_000);
+            giveBack(one, "a", 2); // 11 s before the bucket the first left would have been full: 1 5/6 tokens
+            giveBack(two, "a", 2); // the rest: full, as if neither had happened
+            assertThat(List.of(ask(r, "a", 11).remaining(), ask(r, "a", 1).nextMs())).as(algorithm.id())
+                    .containsExactly(10L, 6_000L);
+            RuleDecision three = ask(r, "b", 2);
+            RuleDecision four = ask(r, "b", 2);
+            clock.advance(1_000);
+            giveBack(four, "b", 2);
+            giveBack(three, "b", 2); // what the second gave back may have filled the bucket: less comes back
+            assertThat(ask(r, "b", 11).remaining()).as("%s: never more than full", algorithm.id()).isBetween(8L, 10L);
+        }
+    }
+
+    @Test
+    void aRuleThatTookNothingHasNothingToGiveBack() {
+        Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        Rule shadow = rule("trial", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1)).withDryRun(true);
+        ask(strict, "a");
+        ask(shadow, "a");
+        Decision d = engine.decide(List.of(new Acquisition(shadow, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("b"))));
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.rules()).extracting(RuleDecision::taken).containsExactly(false, true);
+        Decision denied = engine.decide(List.of(new Acquisition(strict, ClientKey.parse("a"))));
+        assertThat(denied.rules().get(0).taken()).isFalse();
+    }
+
     // ---- changed figures: a plan switch, a reload (the state belongs to the rule's name and the client) ----
 
     @Test

@@ -32,7 +32,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * retry-after, reset, next and delay for every rule of every request. No rounding is tolerated: all
  * three round durations up to the next whole millisecond and counts down to whole tokens. About a
  * quarter of the rules are shadow rules ({@code rule.<r>.mode=dry-run}), which decide and take like
- * the others but whose denial refuses nothing.
+ * the others but whose denial refuses nothing. About one step in seven gives back what an earlier
+ * step took from some of its rules ({@code rule.<r>.count}), with other requests in between, and
+ * probes the states given back with requests no rule admits.
  *
  * <p>Three suites: small rules on the instance's clock ({@code clock=local}, where a fake clock
  * drives everything and lags); rules at the bounds Sluice accepts (limits up to 10^9, windows up
@@ -74,6 +76,7 @@ class EquivalenceTest {
         for (Algorithm a : Algorithm.values()) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(SEQUENCES / 20);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(SEQUENCES / 20);
+            assertThat(coverage.givenBack[a.ordinal()]).as("%s given back", a).isGreaterThan(SEQUENCES / 20);
         }
         assertThat(coverage.delayed).as("leaky-bucket requests delayed").isGreaterThan(SEQUENCES / 50);
         assertThat(coverage.spared).as("admitting rules of denied multi-rule requests").isGreaterThan(SEQUENCES / 20);
@@ -133,6 +136,7 @@ class EquivalenceTest {
         for (Algorithm a : Algorithm.values()) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 10);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
+            assertThat(coverage.givenBack[a.ordinal()]).as("%s given back", a).isGreaterThan(sequences / 20);
         }
         assertThat(coverage.spared).as("admitting rules of denied multi-rule requests").isGreaterThan(sequences / 20);
     }
@@ -169,6 +173,7 @@ class EquivalenceTest {
         final int[] admitted = new int[Algorithm.values().length];
         final int[] denied = new int[Algorithm.values().length];
         final int[] changedFigures = new int[Algorithm.values().length];
+        final int[] givenBack = new int[Algorithm.values().length];
         int delayed;
         int spared;
         int shadowDeniedInAdmitted;
@@ -183,6 +188,7 @@ class EquivalenceTest {
                 admitted[i] += o.admitted[i];
                 denied[i] += o.denied[i];
                 changedFigures[i] += o.changedFigures[i];
+                givenBack[i] += o.givenBack[i];
             }
             delayed += o.delayed;
             spared += o.spared;
@@ -192,6 +198,13 @@ class EquivalenceTest {
             largeCosts += o.largeCosts;
             largeLimits += o.largeLimits;
             longWindows += o.longWindows;
+        }
+
+        /** Counts the rules of a give-back that had taken something to give back. */
+        void countGiveBack(List<Acquisition> request, List<Object> taken) {
+            for (int i = 0; i < request.size(); i++) {
+                if (taken.get(i) != null) givenBack[request.get(i).rule().algorithm().ordinal()]++;
+            }
         }
 
         void count(List<Acquisition> request, List<Figures> figures) {
@@ -220,7 +233,9 @@ class EquivalenceTest {
             for (Algorithm a : Algorithm.values()) {
                 sb.append(' ').append(a.id()).append(' ').append(admitted[a.ordinal()]).append('/').append(denied[a.ordinal()]);
             }
-            sb.append(" (admitted/denied rule decisions);");
+            sb.append(" (admitted/denied rule decisions); given back:");
+            for (Algorithm a : Algorithm.values()) sb.append(' ').append(a.id()).append(' ').append(givenBack[a.ordinal()]);
+            sb.append(';');
             if (Arrays.stream(changedFigures).sum() > 0) {
                 sb.append(" read under other figures:");
                 for (Algorithm a : Algorithm.values()) sb.append(' ').append(a.id()).append(' ').append(changedFigures[a.ordinal()]);
@@ -247,6 +262,7 @@ class EquivalenceTest {
         Set<String> keys = new HashSet<>();
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
             Models models = new Models();
+            List<Decided> decided = new ArrayList<>();
             long latest = Long.MIN_VALUE;
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
@@ -259,14 +275,27 @@ class EquivalenceTest {
                     keys.add(key);
                     if (models.expired(a, step.now())) jedis.del(key);
                 }
-                List<Figures> expected = models.decide(step.acquisitions(), step.now());
-                List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
-                List<Figures> fromRedis = figures(redis.decide(step.acquisitions()));
-                if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
-                    return "engines disagree with the model at step #" + s + "\n" + scenario.describe(s)
-                            + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
+                List<Acquisition> request = step.acquisitions();
+                if (step.isGiveBack()) {
+                    Decided of = decided.get(step.giveBackOf());
+                    coverage.countGiveBack(request, of.pick(of.model, step.indices()));
+                    local.giveBack(request, of.pick(of.local, step.indices()));
+                    redis.giveBack(request, of.pick(of.redis, step.indices()));
+                    models.giveBack(request, of.pick(of.model, step.indices()), step.now());
+                    request = probes(request);
                 }
-                coverage.count(step.acquisitions(), expected);
+                List<Figures> expected = models.decide(request, step.now());
+                List<Object> modelTaken = models.lastTaken();
+                Decision local_ = local.decide(request);
+                Decision redis_ = redis.decide(request);
+                List<Figures> fromLocal = figures(local_);
+                List<Figures> fromRedis = figures(redis_);
+                if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
+                    return "engines disagree with the model at step #" + s + (step.isGiveBack() ? " (the give-back's probes)" : "")
+                            + "\n" + scenario.describe(s) + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
+                }
+                decided.add(new Decided(local_.rules(), redis_.rules(), modelTaken));
+                if (!step.isGiveBack()) coverage.count(request, expected);
             }
             for (int i = 0; i < coverage.changedFigures.length; i++) coverage.changedFigures[i] += models.changedFigures[i];
             return null;
@@ -287,14 +316,27 @@ class EquivalenceTest {
         Set<String> keys = new HashSet<>();
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
             Models models = new Models();
+            List<Decided> decided = new ArrayList<>();
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
                 if (pauses.nextInt(10) == 0) Thread.sleep(1 + pauses.nextInt(12)); // time passing is the scenario here
                 for (Acquisition a : step.acquisitions()) {
                     keys.add(redis.key(a.rule(), a.clientKey()));
                 }
+                List<Acquisition> request = step.acquisitions();
+                if (step.isGiveBack()) {
+                    Decided of = decided.get(step.giveBackOf());
+                    coverage.countGiveBack(request, of.pick(of.model, step.indices()));
+                    long at = redis.giveBackTimed(request, of.pick(of.redis, step.indices()));
+                    if (at != Long.MIN_VALUE) {
+                        clock.set(at);
+                        local.giveBack(request, of.pick(of.local, step.indices()));
+                        models.giveBack(request, of.pick(of.model, step.indices()), at);
+                    }
+                    request = probes(request);
+                }
                 long before = TestRedis.timeMillis(jedis);
-                RedisEngine.Timed timed = redis.decideTimed(step.acquisitions());
+                RedisEngine.Timed timed = redis.decideTimed(request);
                 long after = TestRedis.timeMillis(jedis);
                 if (timed.atMillis() < before || timed.atMillis() > after) {
                     return "the script decided at " + timed.atMillis() + ", not within Redis's TIME around the call ["
@@ -302,20 +344,37 @@ class EquivalenceTest {
                 }
                 clock.set(timed.atMillis());
                 List<Figures> fromRedis = figures(timed.decision());
-                List<Figures> expected = models.decide(step.acquisitions(), timed.atMillis());
-                List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
+                List<Figures> expected = models.decide(request, timed.atMillis());
+                List<Object> modelTaken = models.lastTaken();
+                Decision local_ = local.decide(request);
+                List<Figures> fromLocal = figures(local_);
                 coverage.requests++;
                 if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
-                    return "engines disagree with the model at step #" + s + " at Redis's time " + timed.atMillis()
-                            + " (on the Redis clock the scenario's times below are not used)\n"
+                    return "engines disagree with the model at step #" + s + (step.isGiveBack() ? " (the give-back's probes)" : "")
+                            + " at Redis's time " + timed.atMillis() + " (on the Redis clock the scenario's times below are not used)\n"
                             + scenario.describe(s) + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
                 }
-                coverage.count(step.acquisitions(), expected);
+                decided.add(new Decided(local_.rules(), timed.decision().rules(), modelTaken));
+                if (!step.isGiveBack()) coverage.count(request, expected);
             }
             return null;
         } finally {
             if (!keys.isEmpty()) jedis.del(keys.toArray(String[]::new));
         }
+    }
+
+    /** What one step's decision took, as each engine and the models tell it, for a later give-back. */
+    private record Decided(List<RuleDecision> local, List<RuleDecision> redis, List<Object> model) {
+        <T> List<T> pick(List<T> all, int[] indices) {
+            List<T> out = new ArrayList<>(indices.length);
+            for (int i : indices) out.add(all.get(i));
+            return out;
+        }
+    }
+
+    /** Requests no rule can admit, for the rules and clients of {@code request}: they take nothing and tell each state's figures. */
+    private static List<Acquisition> probes(List<Acquisition> request) {
+        return request.stream().map(a -> new Acquisition(a.rule(), a.clientKey(), a.rule().capacity() + 1)).toList();
     }
 
     static List<Figures> figures(Decision d) {

@@ -7,7 +7,8 @@ import dev.sluice.limiter.Rule;
  * A count and when it ends. A request counted while the count applies adds to it and extends it
  * to the end of its own epoch-aligned window (so a lagging clock counts against the window
  * already started, and a count survives a change of window until it ends); otherwise counting
- * starts afresh in the request's window.
+ * starts afresh in the request's window. A give-back takes the cost off the count while it is
+ * the one the request was added to.
  */
 final class FixedWindowModel extends Model {
 
@@ -24,10 +25,17 @@ final class FixedWindowModel extends Model {
     }
 
     @Override
-    void take(Rule r, long now, long cost) {
+    Object take(Rule r, long now, long cost) {
         long windowEnd = Math.floorDiv(now, r.windowMillis()) * r.windowMillis() + r.windowMillis();
         count = countAt(now) + cost;
         end = now < end ? Math.max(end, windowEnd) : windowEnd;
+        return end;
+    }
+
+    /** The count drops by the cost while it is the count the request was added to: it still ends where the request left it. */
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (end == (long) taken) count -= Math.min(cost, count);
     }
 
     @Override

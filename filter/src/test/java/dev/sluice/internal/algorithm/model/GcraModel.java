@@ -11,6 +11,8 @@ import dev.sluice.limiter.Rule;
 final class GcraModel extends Model {
 
     private Ratio tat; // null: never seen
+    private long stamp; // the latest time a request took at
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms
     private long limit; // the limit the TAT was written under
 
     private Ratio base(Rule r, long now) {
@@ -30,9 +32,32 @@ final class GcraModel extends Model {
     }
 
     @Override
-    void take(Rule r, long now, long cost) {
+    Object take(Rule r, long now, long cost) {
+        stamp = tat == null ? now : Math.max(now, stamp);
         tat = base(r, now).plus(interval(r).times(cost));
         limit = r.limit();
+        return new Ratio[]{tat, refunded};
+    }
+
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (tat == null || limit != r.limit()) return;
+        Ratio[] t = (Ratio[]) taken;
+        Ratio before = tat;
+        tat = givenBack(tat, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), interval(r).times(cost));
+        refunded = refunded.plus(before.minus(tat));
+    }
+
+    /**
+     * {@code time} (a TAT or next free slot) once the request that left it at {@code taken} (less
+     * what was given back since) is given back at {@code at}: earlier by the request's {@code span},
+     * at most by how far {@code taken} is still ahead of {@code at} (the bucket without the request
+     * would have been full that much earlier), and never before {@code at}.
+     */
+    static Ratio givenBack(Ratio time, Ratio taken, long at, Ratio span) {
+        Ratio now = Ratio.of(at);
+        if (time.compareTo(now) <= 0 || taken.compareTo(now) <= 0) return time;
+        return time.minus(span.min(taken.minus(now))).max(now);
     }
 
     @Override
@@ -50,6 +75,8 @@ final class GcraModel extends Model {
         GcraModel m = new GcraModel();
         m.tat = tat;
         m.limit = limit;
+        m.stamp = stamp;
+        m.refunded = refunded;
         m.expiresAt = expiresAt;
         return m;
     }

@@ -12,6 +12,8 @@ import dev.sluice.limiter.Rule;
 final class LeakyBucketModel extends Model {
 
     private Ratio next; // null: never seen
+    private long stamp; // the latest time a request took at
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms
     private long limit; // the limit the slot was written under
 
     private Ratio queued(Rule r, long now) {
@@ -31,9 +33,20 @@ final class LeakyBucketModel extends Model {
     }
 
     @Override
-    void take(Rule r, long now, long cost) {
+    Object take(Rule r, long now, long cost) {
+        stamp = next == null ? now : Math.max(now, stamp);
         next = Ratio.of(now).plus(queued(r, now)).plus(slot(r).times(cost));
         limit = r.limit();
+        return new Ratio[]{next, refunded};
+    }
+
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (next == null || limit != r.limit()) return;
+        Ratio[] t = (Ratio[]) taken;
+        Ratio before = next;
+        next = GcraModel.givenBack(next, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), slot(r).times(cost));
+        refunded = refunded.plus(before.minus(next));
     }
 
     @Override
@@ -56,6 +69,8 @@ final class LeakyBucketModel extends Model {
         LeakyBucketModel m = new LeakyBucketModel();
         m.next = next;
         m.limit = limit;
+        m.stamp = stamp;
+        m.refunded = refunded;
         m.expiresAt = expiresAt;
         return m;
     }

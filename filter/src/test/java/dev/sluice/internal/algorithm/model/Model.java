@@ -30,8 +30,16 @@ abstract class Model {
      * Applies an admitted request. Taking {@code c} at one instant is the same as taking 1, {@code c}
      * times, at that instant (true of every algorithm's definition), which lets {@link Figures}
      * count what remains by bisection rather than one request at a time.
+     *
+     * @return what identifies the take, for {@link #giveBack}
      */
-    abstract void take(Rule r, long now, long cost);
+    abstract Object take(Rule r, long now, long cost);
+
+    /**
+     * Gives back what the request of {@code cost} that {@link #take} answered {@code taken} took,
+     * decided under {@code r}, at {@code now}: the definition of docs/algorithms.md's table.
+     */
+    abstract void giveBack(Rule r, long now, long cost, Object taken);
 
     /** Whether the state at {@code now} decides exactly as a client never seen (its quota is full). */
     abstract boolean fresh(Rule r, long now);

@@ -4,6 +4,7 @@ import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,9 @@ final class Models {
     /** Per algorithm, decisions that read a state written under other figures. */
     final int[] changedFigures = new int[Algorithm.values().length];
 
+    /** What each rule of the last request decided took ({@link Model#take}'s answer), null where it took nothing. */
+    private List<Object> lastTaken = List.of();
+
     /** The figures of every rule of {@code request} at {@code now}, taking from the models if it is admitted. */
     List<Figures> decide(List<Acquisition> request, long now) {
         int n = request.size();
@@ -32,12 +36,13 @@ final class Models {
             admitted &= models[i].admits(a.rule(), now, a.cost()) || a.rule().dryRun();
         }
         Figures[] out = new Figures[n];
+        Object[] taken = new Object[n];
         for (int i = 0; i < n; i++) {
             Acquisition a = request.get(i);
             Model m = models[i];
             if (admitted && m.admits(a.rule(), now, a.cost())) {
                 long delay = m.delayMs(a.rule(), now);
-                m.take(a.rule(), now, a.cost());
+                taken[i] = m.take(a.rule(), now, a.cost());
                 m.written(a.rule(), now);
                 states.put(key(a), m);
                 out[i] = Figures.taken(m, a.rule(), now, delay);
@@ -45,7 +50,25 @@ final class Models {
                 out[i] = Figures.untouched(m, a.rule(), now, a.cost());
             }
         }
+        lastTaken = Arrays.asList(taken);
         return List.of(out);
+    }
+
+    /** What each rule of the last request {@link #decide}d took, null where it took nothing. */
+    List<Object> lastTaken() {
+        return lastTaken;
+    }
+
+    /** Gives back at {@code now} what {@code taken} (from {@link #lastTaken}) says each of {@code request}'s rules took. */
+    void giveBack(List<Acquisition> request, List<Object> taken, long now) {
+        for (int i = 0; i < request.size(); i++) {
+            Acquisition a = request.get(i);
+            if (taken.get(i) == null) continue;
+            Model m = states.get(key(a));
+            if (m == null) continue;
+            m.settle(now);
+            if (m.algorithm() == a.rule().algorithm()) m.giveBack(a.rule(), now, a.cost(), taken.get(i));
+        }
     }
 
     /** The state of {@code a}'s rule and client as {@code a}'s algorithm reads it at {@code now}. */

@@ -47,7 +47,20 @@ final class Scenario {
     final List<Rule> rules = new ArrayList<>();
     final List<Step> steps = new ArrayList<>();
 
-    record Step(long now, List<Acquisition> acquisitions) {
+    /**
+     * A request, or (when {@code giveBackOf >= 0}) a give-back: step {@code giveBackOf}'s
+     * acquisitions at {@code indices} give back what their decision took (if it took: when the
+     * request was admitted and the rule admitted it), as {@code rule.<r>.count} does after a
+     * response that does not count; other requests may have come between.
+     */
+    record Step(long now, List<Acquisition> acquisitions, int giveBackOf, int[] indices) {
+        Step(long now, List<Acquisition> acquisitions) {
+            this(now, acquisitions, -1, null);
+        }
+
+        boolean isGiveBack() {
+            return giveBackOf >= 0;
+        }
     }
 
     private Scenario(long seed) {
@@ -111,6 +124,23 @@ final class Scenario {
                 now = latest + dt;
                 latest = now;
             }
+            if (i > 0 && rnd.nextInt(100) < 15) {
+                int of = Math.max(0, i - 1 - rnd.nextInt(Math.min(i, 6)));
+                while (of > 0 && s.steps.get(of).isGiveBack()) of--;
+                if (!s.steps.get(of).isGiveBack()) {
+                    Step request = s.steps.get(of);
+                    List<Acquisition> back = new ArrayList<>();
+                    List<Integer> indices = new ArrayList<>();
+                    for (int k = 0; k < request.acquisitions().size(); k++) {
+                        if (rnd.nextInt(10) < 7 || k == request.acquisitions().size() - 1 && back.isEmpty()) {
+                            back.add(request.acquisitions().get(k));
+                            indices.add(k);
+                        }
+                    }
+                    s.steps.add(new Step(now, back, of, indices.stream().mapToInt(Integer::intValue).toArray()));
+                    continue;
+                }
+            }
             List<Acquisition> acquisitions = new ArrayList<>();
             String client = "c" + rnd.nextInt(clients);
             for (int r = 0; r < ruleCount; r++) {
@@ -150,7 +180,7 @@ final class Scenario {
         Duration maxDelay = Duration.ZERO;
         if ((algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET)
                 && rnd.nextBoolean()) {
-            burst = logUniform(rnd, 1, Math.min(Math.max(3 * limit, 2), maxQuota));
+            burst = logUniform(rnd, 1, Math.min(Math.min(Math.max(3 * limit, 2), maxQuota), Rule.MAX_COUNT));
         }
         if (algorithm == Algorithm.LEAKY_BUCKET && rnd.nextInt(3) > 0) {
             maxDelay = Duration.ofMillis(logUniform(rnd, 1, 2 * window));
@@ -195,6 +225,7 @@ final class Scenario {
         for (int i = 0; i <= last && i < steps.size(); i++) {
             Step st = steps.get(i);
             sb.append("  #").append(i).append(" t=").append(st.now()).append(" (+").append(st.now() - t0).append(")");
+            if (st.isGiveBack()) sb.append(" give back #").append(st.giveBackOf()).append(':');
             for (Acquisition a : st.acquisitions()) {
                 sb.append(' ').append(a.rule().name());
                 int set = sets(a.rule().name()).indexOf(a.rule());

@@ -40,11 +40,20 @@ final class SlidingWindowCounterModel extends Model {
     }
 
     @Override
-    void take(Rule r, long now, long cost) {
+    Object take(Rule r, long now, long cost) {
         long[] s = read(r, now);
         end = s[0] + r.windowMillis();
         current = s[1] + cost;
         previous = s[2];
+        return end;
+    }
+
+    /** Off the current count while the request's window is current, off the previous in the next window. */
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        long takenEnd = (long) taken;
+        if (end == takenEnd) current -= Math.min(cost, current);
+        else if (end == takenEnd + r.windowMillis()) previous -= Math.min(cost, previous);
     }
 
     @Override

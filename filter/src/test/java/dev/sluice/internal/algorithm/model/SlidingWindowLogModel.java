@@ -30,10 +30,26 @@ final class SlidingWindowLogModel extends Model {
     }
 
     @Override
-    void take(Rule r, long now, long cost) {
+    Object take(Rule r, long now, long cost) {
         long at = at(now);
         log.removeIf(run -> run[0] <= at - r.windowMillis());
         log.add(new long[]{at, cost});
+        return at;
+    }
+
+    /** Removes {@code cost} of the tokens logged at the request's time, as many as are left. */
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        long at = (long) taken;
+        long left = cost;
+        for (int i = log.size() - 1; i >= 0 && left > 0; i--) {
+            long[] run = log.get(i);
+            if (run[0] != at) continue;
+            long removed = Math.min(left, run[1]);
+            run[1] -= removed;
+            left -= removed;
+            if (run[1] == 0) log.remove(i);
+        }
     }
 
     @Override

@@ -13,6 +13,7 @@ final class TokenBucketModel extends Model {
     private Ratio tokens; // null: never seen
     private long stamp;
     private long window; // the window the tokens were counted under
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far
 
     private Ratio tokensAt(Rule r, long now) {
         if (tokens == null) return Ratio.of(r.burst());
@@ -28,12 +29,31 @@ final class TokenBucketModel extends Model {
         return tokensAt(r, now).compareTo(Ratio.of(cost)) >= 0;
     }
 
+    /** @return the moment the bucket left would be full, had nothing else been taken */
     @Override
-    void take(Rule r, long now, long cost) {
+    Object take(Rule r, long now, long cost) {
         Ratio left = tokensAt(r, now).minus(Ratio.of(cost));
         stamp = tokens == null ? now : Math.max(now, stamp);
         tokens = left;
         window = r.windowMillis();
+        return new Ratio[]{Ratio.of(stamp).plus(Ratio.of(r.burst()).minus(left).times(Ratio.of(r.windowMillis(), r.limit()))), refunded};
+    }
+
+    /**
+     * The cost, but at most what refills between now (not before the stored time) and the moment
+     * the bucket the request left would have been full: without the request, the bucket would have
+     * been full, and stopped refilling, that much earlier.
+     */
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (tokens == null || window != r.windowMillis()) return;
+        Ratio[] t = (Ratio[]) taken;
+        Ratio ahead = t[0].minus(Ratio.of(Math.max(now, stamp)));
+        Ratio bound = ahead.times(Ratio.of(r.limit(), r.windowMillis())).minus(refunded.minus(t[1]));
+        if (bound.compareTo(Ratio.ZERO) <= 0) return;
+        Ratio refund = Ratio.of(cost).min(bound);
+        tokens = tokens.plus(refund);
+        refunded = refunded.plus(refund);
     }
 
     @Override
@@ -52,6 +72,7 @@ final class TokenBucketModel extends Model {
         m.tokens = tokens;
         m.stamp = stamp;
         m.window = window;
+        m.refunded = refunded;
         m.expiresAt = expiresAt;
         return m;
     }
