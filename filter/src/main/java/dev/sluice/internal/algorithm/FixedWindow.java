@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * {@code fixed-window}: at most {@code limit} tokens per window, the windows aligned to the
@@ -68,7 +69,7 @@ public final class FixedWindow extends RateAlgorithm {
             return Verdict.deny(limit - count, resetNow, s.end - now);
         }
         long end = end(s, now);
-        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0, end, 0);
+        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0, end, 0, 0);
     }
 
     @Override
@@ -81,13 +82,13 @@ public final class FixedWindow extends RateAlgorithm {
 
     /**
      * The count drops by the cost while the request is in it: while the count still ends where the
-     * request's take left it ({@code takenMs}). A count's end only grows, and strictly whenever a
+     * request's take left it ({@code take.ms()}). A count's end only grows, and strictly whenever a
      * count starts afresh, so an unchanged end is the count the request was added to.
      */
     @Override
-    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
         State s = (State) state;
-        if (s.end == takenMs) {
+        if (s.end == take.ms()) {
             s.count -= Math.min(cost, s.count);
         }
     }

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * {@code gcra}: the generic cell rate algorithm, a token bucket kept as one number. Requests
@@ -125,7 +126,7 @@ public final class Gcra extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, ceilDiv(after - capacityUnits, limit));
         }
         return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(capacityUnits - after, windowMs), ceilDiv(after, limit),
-                next(after), 0, now + floorDiv(after, limit), takenFraction(Math.floorMod(after, limit), s.refunded));
+                next(after), 0, now + floorDiv(after, limit), Math.floorMod(after, limit), s.refunded);
     }
 
     /**
@@ -142,10 +143,10 @@ public final class Gcra extends RateAlgorithm {
     }
 
     @Override
-    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
         State s = (State) state;
         if (s.limit == limit) {
-            long[] tat = givenBack(s.tatMs, s.tatRemainder, s.stamp, s.refunded, now, cost, takenMs, takenFraction, limit, windowMs);
+            long[] tat = givenBack(s.tatMs, s.tatRemainder, s.stamp, s.refunded, now, cost, take, limit, windowMs);
             s.tatMs = tat[0];
             s.tatRemainder = tat[1];
             s.refunded = tat[2];
@@ -154,15 +155,21 @@ public final class Gcra extends RateAlgorithm {
 
     /**
      * The time {@code (ms, remainder)} (TAT or next free slot, in 1/limit ms) and the refund counter
-     * once a request of {@code cost} whose decision returned {@code (takenMs, takenFraction)} is given
-     * back at {@code now} (never before {@code stamp}, the latest time a request took at): earlier by
-     * the cost's intervals, at most by {@link #refundBound} (see {@link TokenBucket}'s give-back, the
-     * same bucket), never before now. Exact: nothing is multiplied beyond that bound.
+     * once a request of {@code cost} whose decision returned {@code take} is given back at
+     * {@code now} (never before {@code stamp}, the latest time a request took at). If nothing was
+     * taken or given back since (the time is where the take left it, the counter has not moved),
+     * the request is undone: earlier by exactly the cost's intervals. Otherwise earlier by at most
+     * those, at most by {@link #refundBound} (see {@link TokenBucket}'s give-back, the same bucket),
+     * never before now. Exact: nothing is multiplied beyond that bound.
      */
-    static long[] givenBack(long ms, long remainder, long stamp, long refunded, long now, long cost, long takenMs,
-                            long takenFraction, long limit, long windowMs) {
+    static long[] givenBack(long ms, long remainder, long stamp, long refunded, long now, long cost, RuleDecision.Take take,
+                            long limit, long windowMs) {
+        if (refunded == take.givenBack() && ms == take.ms() && remainder == take.fraction()) {
+            long back = remainder - cost * windowMs; // untouched since the take: undone
+            return new long[]{ms + floorDiv(back, limit), Math.floorMod(back, limit), refunded};
+        }
         long at = Math.max(now, stamp);
-        long bound = refundBound(takenMs, takenFraction, refunded, at, limit);
+        long bound = refundBound(take, refunded, at, limit);
         if (bound <= 0 || ms < at || ms == at && remainder == 0) {
             return new long[]{ms, remainder, refunded}; // nothing to give: the bucket is full, or would have been
         }
@@ -175,7 +182,7 @@ public final class Gcra extends RateAlgorithm {
             backMs = at;
             backRemainder = 0;
         }
-        return new long[]{backMs, backRemainder, (refunded + refund) & (REFUNDS_MODULUS - 1)};
+        return new long[]{backMs, backRemainder, addRefund(refunded, refund)};
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 import java.time.Duration;
 
@@ -114,7 +115,7 @@ public final class LeakyBucket extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, retry);
         }
         return Verdict.admit(remainingNow, resetNow, nextNow, remaining(after), ceilDiv(after, limit), next(after),
-                ceilDiv(queued, limit), now + floorDiv(after, limit), takenFraction(Math.floorMod(after, limit), s.refunded));
+                ceilDiv(queued, limit), now + floorDiv(after, limit), Math.floorMod(after, limit), s.refunded);
     }
 
     /**
@@ -129,11 +130,10 @@ public final class LeakyBucket extends RateAlgorithm {
     }
 
     @Override
-    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
         State s = (State) state;
         if (s.limit == limit) {
-            long[] slot = Gcra.givenBack(s.nextMs, s.nextRemainder, s.stamp, s.refunded, now, cost, takenMs, takenFraction, limit,
-                    windowMs);
+            long[] slot = Gcra.givenBack(s.nextMs, s.nextRemainder, s.stamp, s.refunded, now, cost, take, limit, windowMs);
             s.nextMs = slot[0];
             s.nextRemainder = slot[1];
             s.refunded = slot[2];

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * One rule's algorithm with its parameters, built once per {@link Rule}. The subclasses are the
@@ -141,13 +142,12 @@ public abstract sealed class RateAlgorithm
      * Gives back what an admitted request of {@code cost} took from {@code state}, as far as that
      * leaves the state never better than if the request had never happened, whatever was taken
      * since (docs/algorithms.md, "Giving back"). {@code this} is the algorithm of the rule the
-     * request was decided with; {@code takenMs} and {@code takenFraction} are what that decision
-     * returned ({@link dev.sluice.limiter.RuleDecision#takenMs()}). Keeps the state's expiry (it
-     * is only ever better for it).
+     * request was decided with; {@code take} is what that decision returned. Keeps the state's
+     * expiry (it is only ever better for it).
      *
      * @param state a live state of this algorithm (another algorithm's, or none: nothing to give back)
      */
-    public abstract void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction);
+    public abstract void giveBack(KeyState state, long now, long cost, RuleDecision.Take take);
 
     /**
      * The buckets' refund counters (what was given back so far, in the algorithm's units) are kept
@@ -156,27 +156,24 @@ public abstract sealed class RateAlgorithm
      */
     static final long REFUNDS_MODULUS = 1L << 52;
 
-    /** A bucket's take as its decision returns it: the sub-ms part of when it is full again, plus the refund counter. */
-    static long takenFraction(long subMs, long refunded) {
-        return (subMs + refunded) & (REFUNDS_MODULUS - 1);
+    /** {@code refunded + refund}, modulo {@link #REFUNDS_MODULUS}. */
+    static long addRefund(long refunded, long refund) {
+        return (refunded + refund) & (REFUNDS_MODULUS - 1);
     }
 
     /**
      * The most a bucket may regain, at {@code at}, for a request whose decision returned
-     * {@code (takenMs, takenFraction)}: what refills between {@code at} and the moment the bucket the
-     * request left would have been full had nothing else been taken, less what was given back since
-     * the request was taken (the growth of {@code refunded}: each refund brings that moment closer).
+     * {@code take}: what refills between {@code at} and the moment the bucket the request left would
+     * have been full had nothing else been taken, less what was given back since the request was
+     * taken ({@code refunded} less {@code take.givenBack()}: each refund brings that moment closer).
      * In the algorithm's units; 0 or less: nothing.
      */
-    static long refundBound(long takenMs, long takenFraction, long refunded, long at, long limit) {
-        if (takenMs < at) {
+    static long refundBound(RuleDecision.Take take, long refunded, long at, long limit) {
+        if (take.ms() < at) {
             return 0; // the bucket would have been full before now
         }
-        long fraction = (takenFraction - refunded) & (REFUNDS_MODULUS - 1);
-        if (fraction >= REFUNDS_MODULUS / 2) {
-            fraction -= REFUNDS_MODULUS;
-        }
-        return (takenMs - at) * limit + fraction;
+        long since = (refunded - take.givenBack()) & (REFUNDS_MODULUS - 1);
+        return (take.ms() - at) * limit + take.fraction() - since;
     }
 
     /** The request can never be admitted: see the class comment. */

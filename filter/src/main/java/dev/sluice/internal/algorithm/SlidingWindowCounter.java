@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * {@code sliding-window-counter}: approximates a window that slides with time by weighting the
@@ -83,7 +84,7 @@ public final class SlidingWindowCounter extends RateAlgorithm {
         }
         long remainingAfter = floorDiv(quotaUnits - previousUnits - (current + cost) * windowMs, windowMs);
         return Verdict.admit(remainingNow, resetNow, next(start, current, previous, remainingNow, now), remainingAfter,
-                start + 2 * windowMs - now, next(start, current + cost, previous, remainingAfter, now), 0, start + windowMs, 0);
+                start + 2 * windowMs - now, next(start, current + cost, previous, remainingAfter, now), 0, start + windowMs, 0, 0);
     }
 
     /**
@@ -122,11 +123,11 @@ public final class SlidingWindowCounter extends RateAlgorithm {
      * exactly one window has turned since; later it has faded out.
      */
     @Override
-    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
         State s = (State) state;
-        if (s.end == takenMs) {
+        if (s.end == take.ms()) {
             s.current -= Math.min(cost, s.current);
-        } else if (s.end == takenMs + windowMs) {
+        } else if (s.end == take.ms() + windowMs) {
             s.previous -= Math.min(cost, s.previous);
         }
     }

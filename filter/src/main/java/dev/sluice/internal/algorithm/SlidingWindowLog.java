@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * {@code sliding-window-log}: exact. Every admitted token is logged with its time; a request of
@@ -141,13 +142,13 @@ public final class SlidingWindowLog extends RateAlgorithm {
         long oldest = first < s.size ? s.time(first) : at;
         long nextNow = inWindow > 0 ? oldest + windowMs - now : 0;
         return Verdict.admit(limit - inWindow, resetNow, nextNow, limit - inWindow - cost, at + windowMs - now,
-                oldest + windowMs - now, 0, at, 0);
+                oldest + windowMs - now, 0, at, 0, 0);
     }
 
-    /** Removes {@code cost} of the entries logged at the request's time ({@code takenMs}), those that are left. */
+    /** Removes {@code cost} of the entries logged at the request's time ({@code take.ms()}), those that are left. */
     @Override
-    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
-        ((State) state).remove(takenMs, cost);
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
+        ((State) state).remove(take.ms(), cost);
     }
 
     @Override

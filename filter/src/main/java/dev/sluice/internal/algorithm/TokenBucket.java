@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 import java.math.BigInteger;
 
@@ -83,7 +84,7 @@ public final class TokenBucket extends RateAlgorithm {
         long left = tokens - need;
         long debt = capacityUnits - left; // the bucket would be full again debt / limit ms after `at`
         return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(left, windowMs), skew + ceilDiv(debt, limit),
-                next(left, skew), 0, at + floorDiv(debt, limit), takenFraction(Math.floorMod(debt, limit), s.refunded));
+                next(left, skew), 0, at + floorDiv(debt, limit), Math.floorMod(debt, limit), s.refunded);
     }
 
     /** The time until {@code tokens} have refilled to one more whole token; 0 for a full bucket. */
@@ -107,24 +108,32 @@ public final class TokenBucket extends RateAlgorithm {
 
     /**
      * Refunds what the bucket can regain without being better than if the request had never
-     * happened: at most the cost, and at most what refills between now and the moment the bucket
-     * left by the request would have been full, less what was given back since it was taken
-     * ({@link #refundBound}): the bucket without the request would have stopped refilling (full)
-     * that much earlier. Whatever was taken since only delays that moment, so the bound holds under
-     * concurrency (docs/algorithms.md). Now is never before the stored time; tokens of another
-     * window's units: nothing is given back.
+     * happened. If nothing was taken or given back since the request (the bucket would still be
+     * full at the moment its take left, and the refund counter has not moved), the request is
+     * undone: the cost comes back exactly. Otherwise at most the cost, and at most what refills
+     * between now and the moment the bucket the request left would have been full, less what was
+     * given back since it was taken ({@link #refundBound}): the bucket without the request would
+     * have stopped refilling (full) that much earlier. Whatever was taken since only delays that
+     * moment, so the bound holds under concurrency (docs/algorithms.md). Now is never before the
+     * stored time; tokens of another window's units: nothing is given back.
      */
     @Override
-    public void giveBack(KeyState state, long now, long cost, long takenMs, long takenFraction) {
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
         State s = (State) state;
         if (s.scaledTokens < 0 || s.windowMs != windowMs) {
             return;
         }
-        long bound = refundBound(takenMs, takenFraction, s.refunded, Math.max(now, s.stamp), limit);
+        long debt = capacityUnits - s.scaledTokens;
+        if (s.refunded == take.givenBack() && s.stamp + floorDiv(debt, limit) == take.ms()
+                && Math.floorMod(debt, limit) == take.fraction()) {
+            s.scaledTokens += cost * windowMs; // untouched since the take: undone
+            return;
+        }
+        long bound = refundBound(take, s.refunded, Math.max(now, s.stamp), limit);
         if (bound > 0) {
             long refund = Math.min(cost * windowMs, bound);
             s.scaledTokens += refund;
-            s.refunded = (s.refunded + refund) & (REFUNDS_MODULUS - 1);
+            s.refunded = addRefund(s.refunded, refund);
         }
     }
 

@@ -195,7 +195,7 @@ public final class LocalEngine implements RateLimiter {
             try {
                 KeyState stored = live(segment, key, now);
                 if (stored != null && algorithm.stateOf(stored, now) == stored) {
-                    algorithm.giveBack(stored, now, a.cost(), t.takenMs(), t.takenFraction());
+                    algorithm.giveBack(stored, now, a.cost(), t.take());
                 }
             } finally {
                 segment.lock.unlock();

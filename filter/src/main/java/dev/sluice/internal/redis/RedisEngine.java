@@ -74,14 +74,14 @@ public final class RedisEngine implements RateLimiter {
     private static final int RULE_BYTES = 2 + 5 * 8;
     private static final int MODE_OFFSET = 1;
     private static final int COST_OFFSET = RULE_BYTES - 8;
-    /** A give-back's rule is followed by what its decision took: taken ms, taken fraction (doubles). */
-    private static final int TAKEN_BYTES = 2 * 8;
+    /** A give-back's rule is followed by what its decision took: taken ms, fraction, given back (doubles). */
+    private static final int TAKEN_BYTES = 3 * 8;
     /** "Read Redis's TIME" in place of the time. */
     private static final double REDIS_TIME = -1;
     /**
      * Doubles per rule in the reply: allowed, remaining, retry-after (a rule that took: its taken ms),
      * reset, next, delay (a rule that took, but a leaky bucket: its taken fraction; a leaky bucket that
-     * took sends that as a 7th).
+     * took sends that after the delay); a bucket that took then sends its refund counter.
      */
     private static final int REPLY_PER_RULE = 6;
     /** A rule's mode in ARGV[1] (decide.lua): whether its denial refuses the request; or what else to do. */
@@ -141,14 +141,19 @@ public final class RedisEngine implements RateLimiter {
         if (cluster && n > 1) {
             List<RuleDecision> decisions = new ArrayList<>(n);
             for (Acquisition a : acquisitions) {
-                decisions.addAll(call(List.of(a), Call.DECIDE, null, at));
+                decisions.addAll(call(List.of(a), Call.DECIDE, null, at, now()));
             }
             return Decision.of(decisions);
         }
         if (n > 1) {
             rejectDuplicates(acquisitions);
         }
-        return Decision.of(call(acquisitions, Call.DECIDE, null, at));
+        return Decision.of(call(acquisitions, Call.DECIDE, null, at, now()));
+    }
+
+    /** The time sent with a call: Redis's ({@link #REDIS_TIME}) or the instance's. */
+    private double now() {
+        return redisClock ? REDIS_TIME : clock.millis();
     }
 
     /** What a call asks of the script, per rule (decide.lua's modes). */
@@ -162,8 +167,10 @@ public final class RedisEngine implements RateLimiter {
     /**
      * @param taken for {@link Call#GIVE_BACK}: the decision of each acquisition that took; else null
      * @param at    where to put the script's time, or null
+     * @param now   the time to send ({@link #now()})
      */
-    private List<RuleDecision> call(List<Acquisition> acquisitions, Call what, List<RuleDecision> taken, long[] at) {
+    private List<RuleDecision> call(List<Acquisition> acquisitions, Call what, List<RuleDecision> taken, long[] at,
+                                    double now) {
         int n = acquisitions.size();
         RulePlan[] rulePlans = new RulePlan[n];
         List<byte[]> keys = new ArrayList<>(n);
@@ -176,7 +183,7 @@ public final class RedisEngine implements RateLimiter {
         } else {
             int perRule = what == Call.GIVE_BACK ? RULE_BYTES + TAKEN_BYTES : RULE_BYTES;
             ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + perRule * n).order(ByteOrder.LITTLE_ENDIAN);
-            packed.putDouble(redisClock ? REDIS_TIME : clock.millis());
+            packed.putDouble(now);
             for (int i = 0; i < n; i++) {
                 Acquisition a = acquisitions.get(i);
                 RulePlan plan = plans.get(a.rule());
@@ -187,13 +194,14 @@ public final class RedisEngine implements RateLimiter {
                 packed.putDouble(o + COST_OFFSET, a.cost());
                 if (what == Call.GIVE_BACK) {
                     packed.put(o + MODE_OFFSET, GIVE_BACK);
-                    packed.putDouble(taken.get(i).takenMs()).putDouble(taken.get(i).takenFraction());
+                    RuleDecision.Take take = taken.get(i).take();
+                    packed.putDouble(take.ms()).putDouble(take.fraction()).putDouble(take.givenBack());
                 }
             }
             request = packed.array();
         }
         ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, List.of(request))).order(ByteOrder.LITTLE_ENDIAN);
-        // 6 doubles per rule, 7 for a leaky bucket that took: a longer reply is an admitted request
+        // 6 doubles per rule, more for a bucket that took: a longer reply is an admitted request
         boolean admitted = what == Call.DECIDE;
         if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
             for (int i = 0; i < n && admitted; i++) {
@@ -212,9 +220,14 @@ public final class RedisEngine implements RateLimiter {
             boolean leaky = rule.algorithm() == Algorithm.LEAKY_BUCKET;
             long delayOrFraction = (long) reply.getDouble(); // a rule that took, but for leaky-bucket: its taken fraction
             long delay = leaky || !took ? delayOrFraction : 0;
-            long fraction = !took ? 0 : leaky ? (long) reply.getDouble() : delayOrFraction;
-            decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay,
-                    took ? retryOrTaken : Long.MIN_VALUE, fraction, RuleDecision.Source.REDIS));
+            RuleDecision.Take take = null;
+            if (took) {
+                long fraction = leaky ? (long) reply.getDouble() : delayOrFraction;
+                long givenBack = isBucket(rule.algorithm()) ? (long) reply.getDouble() : 0;
+                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack);
+            }
+            decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay, take,
+                    RuleDecision.Source.REDIS));
         }
         if (at != null) {
             at[0] = (long) reply.getDouble();
@@ -259,10 +272,10 @@ public final class RedisEngine implements RateLimiter {
         }
         if (cluster && back.size() > 1) {
             for (int i = 0; i < back.size(); i++) {
-                call(List.of(back.get(i)), Call.GIVE_BACK, List.of(from.get(i)), at);
+                call(List.of(back.get(i)), Call.GIVE_BACK, List.of(from.get(i)), at, now());
             }
         } else {
-            call(back, Call.GIVE_BACK, from, at);
+            call(back, Call.GIVE_BACK, from, at, now());
         }
     }
 
@@ -297,6 +310,11 @@ public final class RedisEngine implements RateLimiter {
                 }
             }
         }
+    }
+
+    /** Whether the script sends what a rule took as three doubles (the buckets: their refund counter too). */
+    private static boolean isBucket(Algorithm algorithm) {
+        return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
     }
 
     /** The key of {@code rule} for {@code clientKey}, as the script sees it. */

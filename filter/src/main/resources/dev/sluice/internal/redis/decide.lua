@@ -7,16 +7,17 @@ ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' p
           now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
           3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), mode, limit, window ms,
-          burst, max delay ms, cost; for mode 3 followed by '<dd': taken ms, taken fraction (what
-          the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
+          burst, max delay ms, cost; for mode 3 followed by '<ddd': taken ms, fraction, given
+          back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
           nothing); 2 evaluate only (write nothing); 3 give back what the request took, then
           evaluate only
 Reply     a string, little-endian doubles (struct.pack '<d'): per key allowed (1 or 0),
           remaining, retry-after ms, reset ms, next ms (until remaining grows; the retry-after when
           denied), delay ms; then the time decided at, ms since the epoch. A rule that took the
           request's cost (allowed, and the request admitted) has no retry-after: in its place it
-          sends taken ms, and taken fraction in place of the delay (leaky-bucket: after the delay,
-          a 7th double): what identifies its take in the state, for a give-back
+          sends taken ms, and taken fraction in place of the delay (leaky-bucket: after the delay);
+          then the buckets (4, 5, 6) their refund counter, given back: what identifies its take in
+          the state, for a give-back
 
 Either every enforcing rule admits the request and each rule that admits takes its cost, or
 nothing is written at all: a request denied by one rule takes nothing from the others. A shadow
@@ -61,7 +62,7 @@ local several = n > 1 and {} or nil -- the verdicts, kept for the writes only wh
 local admitted = true
 local algorithm, mode, limit, window, burst, max_delay, cost, key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
-local taken_ms, taken_fraction
+local taken_ms, taken_fraction, taken_given
 local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
 for i = 1, n do
   algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<BBddddd', request, pos)
@@ -69,7 +70,7 @@ for i = 1, n do
   if mode >= 2 then
     admitted = false -- evaluate only: no decision is written
     if mode == 3 then
-      taken_ms, taken_fraction, pos = decode('<dd', request, pos)
+      taken_ms, taken_fraction, taken_given, pos = decode('<ddd', request, pos)
       --[[ give-back.lua ]]
     end
   end
@@ -94,7 +95,7 @@ for i = 1, n do
   if several then
     several[i] = { algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry,
                    remaining_after, reset_after, next_after, delay, state, ttl, log_foreign, log_index, taken_ms,
-                   taken_fraction }
+                   taken_fraction, taken_given }
   end
 end
 
@@ -109,7 +110,7 @@ local reply = several and {} or nil
 for i = 1, n do
   if several then
     algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after,
-        next_after, delay, state, ttl, log_foreign, log_index, taken_ms, taken_fraction = unpack(several[i], 1, 19)
+        next_after, delay, state, ttl, log_foreign, log_index, taken_ms, taken_fraction, taken_given = unpack(several[i], 1, 20)
     key = KEYS[i]
   end
   if admitted and admits then
@@ -144,7 +145,10 @@ for i = 1, n do
     end
     if not several then
       if algorithm == 5 then
-        return encode('<dddddddd', 1, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, now)
+        return encode('<ddddddddd', 1, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given,
+            now)
+      elseif algorithm >= 4 then
+        return encode('<dddddddd', 1, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
       end
       return encode('<ddddddd', 1, remaining_after, taken_ms, reset_after, next_after, taken_fraction, now)
     end
@@ -153,7 +157,9 @@ for i = 1, n do
   if admitted and admits then
     reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, remaining_after, taken_ms, reset_after, next_after
     if algorithm == 5 then
-      reply[o + 6], reply[o + 7] = delay, taken_fraction
+      reply[o + 6], reply[o + 7], reply[o + 8] = delay, taken_fraction, taken_given
+    elseif algorithm >= 4 then
+      reply[o + 6], reply[o + 7] = taken_fraction, taken_given
     else
       reply[o + 6] = taken_fraction
     end

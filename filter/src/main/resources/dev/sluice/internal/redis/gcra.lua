@@ -68,6 +68,6 @@ else
     local whole = (after - after % limit) / limit
     taken_ms, taken_fraction = now + whole, after - whole * limit
     state, ttl = encode('<BdI7I4I7', 6, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
-    taken_fraction = (taken_fraction + refunded) % 4503599627370496 -- RateAlgorithm.takenFraction
+    taken_given = refunded
   end
 end

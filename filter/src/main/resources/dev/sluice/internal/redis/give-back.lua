@@ -56,50 +56,71 @@ else
       end
     end
   elseif algorithm == 4 then
-    -- token-bucket: the cost, at most what refills between now and the moment the bucket the
-    -- request left would have been full, less what was given back since (RateAlgorithm.refundBound)
+    -- token-bucket: if nothing was taken or given back since (the bucket would be full when the take
+    -- left it, the refund counter unmoved), undone exactly; else the cost, at most what refills
+    -- between now and that moment, less what was given back since (RateAlgorithm.refundBound)
     if stored and #stored == 28 then
       local tag, units, stamp, scale, refunded = decode('<BI7I6I7I7', stored)
-      local at = stamp > now and stamp or now
-      if tag == 4 and scale == window and taken_ms >= at then
-        local fraction = (taken_fraction - refunded) % 4503599627370496
-        if fraction >= 2251799813685248 then
-          fraction = fraction - 4503599627370496
-        end
-        local refund = (taken_ms - at) * limit + fraction
-        if refund > 0 then
-          if refund > cost * window then
-            refund = cost * window
+      if tag == 4 and scale == window then
+        local debt = burst * window - units
+        local debt_fraction = debt % limit
+        local refund = 0
+        if refunded == taken_given and stamp + (debt - debt_fraction) / limit == taken_ms and debt_fraction == taken_fraction then
+          units = units + cost * window -- untouched since the take: undone
+        else
+          local at = stamp > now and stamp or now
+          if taken_ms >= at then
+            refund = (taken_ms - at) * limit + taken_fraction - (refunded - taken_given) % 4503599627370496
+            if refund > cost * window then
+              refund = cost * window
+            end
           end
-          call('SETRANGE', key, 0, encode('<BI7I6I7I7', 4, units + refund, stamp, scale, (refunded + refund) % 4503599627370496))
+          if refund > 0 then
+            units, refunded = units + refund, (refunded + refund) % 4503599627370496
+          end
         end
+        call('SETRANGE', key, 0, encode('<BI7I6I7I7', 4, units, stamp, scale, refunded))
       end
     end
   else
-    -- leaky-bucket, gcra: the next free slot or TAT moves back as much (Gcra.givenBack), never before now
+    -- leaky-bucket, gcra: the next free slot or TAT moves back as much (Gcra.givenBack), never before
+    -- now but when the request is undone
     if stored and #stored == 27 then
       local tag, stamp, ahead_of_stamp, scale, refunded = decode('<BdI7I4I7', stored)
-      local at = stamp > now and stamp or now
-      local remainder = ahead_of_stamp % scale
-      local ms = stamp + (ahead_of_stamp - remainder) / scale
-      if tag == algorithm and scale == limit and taken_ms >= at and (ms > at or ms == at and remainder > 0) then
-        local fraction = (taken_fraction - refunded) % 4503599627370496
-        if fraction >= 2251799813685248 then
-          fraction = fraction - 4503599627370496
+      if tag == algorithm and scale == limit then
+        local remainder = ahead_of_stamp % scale
+        local ms = stamp + (ahead_of_stamp - remainder) / scale
+        local back_ms, back_remainder
+        if refunded == taken_given and ms == taken_ms and remainder == taken_fraction then
+          local back = remainder - cost * window -- untouched since the take: undone
+          back_remainder = back % limit
+          back_ms = ms + (back - back_remainder) / limit
+        else
+          local at = stamp > now and stamp or now
+          local refund = 0
+          if taken_ms >= at and (ms > at or ms == at and remainder > 0) then
+            refund = (taken_ms - at) * limit + taken_fraction - (refunded - taken_given) % 4503599627370496
+            if refund > cost * window then
+              refund = cost * window
+            end
+          end
+          if refund > 0 then
+            local back = remainder - refund
+            back_remainder = back % limit
+            back_ms = ms + (back - back_remainder) / limit
+            if back_ms < at then -- never before now: what comes back is what the lead held
+              refund, back_ms, back_remainder = (ms - at) * limit + remainder, at, 0
+            end
+            refunded = (refunded + refund) % 4503599627370496
+          end
         end
-        local refund = (taken_ms - at) * limit + fraction
-        if refund > 0 then
-          if refund > cost * window then
-            refund = cost * window
+        if back_ms then
+          -- relative to the stored time, which an undone TAT may precede: then the state reads as full
+          local ahead = (back_ms - stamp) * limit + back_remainder
+          if ahead < 0 then
+            ahead = 0
           end
-          local back = remainder - refund
-          local back_remainder = back % limit
-          local back_ms = ms + (back - back_remainder) / limit
-          if back_ms < at then -- never before now: what comes back is what the lead held
-            refund, back_ms, back_remainder = (ms - at) * limit + remainder, at, 0
-          end
-          call('SETRANGE', key, 0, encode('<BdI7I4I7', algorithm, stamp, (back_ms - stamp) * limit + back_remainder, scale,
-              (refunded + refund) % 4503599627370496))
+          call('SETRANGE', key, 0, encode('<BdI7I4I7', algorithm, stamp, ahead, scale, refunded))
         end
       end
     end

@@ -70,7 +70,6 @@ else
   admits, next_after, delay = true, skew + (x + -x % limit) / limit, 0
   state, ttl = encode('<BI7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
   x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
-  taken_fraction = x % limit
+  taken_fraction, taken_given = x % limit, refunded
   taken_ms = at + (x - taken_fraction) / limit
-  taken_fraction = (taken_fraction + refunded) % 4503599627370496 -- RateAlgorithm.takenFraction
 end

@@ -648,9 +648,18 @@ public abstract class AlgorithmSpec {
             RuleDecision three = ask(r, "b", 2);
             RuleDecision four = ask(r, "b", 2);
             clock.advance(1_000);
-            giveBack(four, "b", 2);
-            giveBack(three, "b", 2); // what the second gave back may have filled the bucket: less comes back
-            assertThat(ask(r, "b", 11).remaining()).as("%s: never more than full", algorithm.id()).isBetween(8L, 10L);
+            giveBack(four, "b", 2); // nothing happened since: undone
+            giveBack(three, "b", 2); // then nothing since this one either
+            assertThat(List.of(ask(r, "b", 11).remaining(), ask(r, "b", 1).nextMs())).as(algorithm.id())
+                    .containsExactly(10L, 6_000L);
+            RuleDecision five = ask(r, "c", 2);
+            RuleDecision six = ask(r, "c", 2);
+            ask(r, "c", 1); // kept
+            clock.advance(1_000);
+            giveBack(six, "c", 2); // 23 s before the bucket six left would have been full: all 2
+            giveBack(five, "c", 2); // 11 s, less the 2 given back since: nothing
+            assertThat(ask(r, "c", 11).remaining()).as("%s: never more than if neither had happened", algorithm.id())
+                    .isEqualTo(7);
         }
     }
 

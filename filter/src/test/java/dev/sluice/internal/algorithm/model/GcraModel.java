@@ -43,6 +43,10 @@ final class GcraModel extends Model {
     void giveBack(Rule r, long now, long cost, Object taken) {
         if (tat == null || limit != r.limit()) return;
         Ratio[] t = (Ratio[]) taken;
+        if (tat.equals(t[0]) && refunded.equals(t[1])) {
+            tat = tat.minus(interval(r).times(cost)); // nothing taken or given back since: undone
+            return;
+        }
         Ratio before = tat;
         tat = givenBack(tat, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), interval(r).times(cost));
         refunded = refunded.plus(before.minus(tat));

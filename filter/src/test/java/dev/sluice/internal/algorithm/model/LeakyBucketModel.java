@@ -44,6 +44,10 @@ final class LeakyBucketModel extends Model {
     void giveBack(Rule r, long now, long cost, Object taken) {
         if (next == null || limit != r.limit()) return;
         Ratio[] t = (Ratio[]) taken;
+        if (next.equals(t[0]) && refunded.equals(t[1])) {
+            next = next.minus(slot(r).times(cost)); // nothing taken or given back since: undone
+            return;
+        }
         Ratio before = next;
         next = GcraModel.givenBack(next, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), slot(r).times(cost));
         refunded = refunded.plus(before.minus(next));

@@ -74,16 +74,16 @@ final class Scenario {
 
     /** A scenario whose rules all use {@code only} (or any algorithm when null). */
     static Scenario generate(long seed, Algorithm only, Magnitude magnitude, int maxRules, int maxSteps) {
-        return generate(seed, only, magnitude, maxRules, maxSteps, false);
+        return generate(seed, only, magnitude, maxRules, maxSteps, false, true);
     }
 
     /** A scenario whose rules' figures change (plans, reloads), without lagging clocks. */
     static Scenario generateChangingFigures(long seed, Magnitude magnitude, int maxRules, int maxSteps) {
-        return generate(seed, null, magnitude, maxRules, maxSteps, true);
+        return generate(seed, null, magnitude, maxRules, maxSteps, true, false);
     }
 
     private static Scenario generate(long seed, Algorithm only, Magnitude magnitude, int maxRules, int maxSteps,
-                                     boolean changingFigures) {
+                                     boolean changingFigures, boolean lagging) {
         Random rnd = new Random(seed);
         Scenario s = new Scenario(seed);
         int ruleCount = 1 + rnd.nextInt(maxRules);
@@ -112,7 +112,7 @@ final class Scenario {
         for (int i = 0; i < stepCount; i++) {
             long now;
             int kind = rnd.nextInt(100);
-            if (kind < 10 && i > 0 && !changingFigures) {
+            if (kind < 10 && i > 0 && lagging) {
                 now = latest - rnd.nextLong(Math.min(MAX_LAG_MS, minWindow) + 1);
             } else {
                 long dt;

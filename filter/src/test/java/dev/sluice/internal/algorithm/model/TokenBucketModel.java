@@ -40,14 +40,20 @@ final class TokenBucketModel extends Model {
     }
 
     /**
-     * The cost, but at most what refills between now (not before the stored time) and the moment
-     * the bucket the request left would have been full: without the request, the bucket would have
-     * been full, and stopped refilling, that much earlier.
+     * Undone if nothing was taken or given back since; else the cost, but at most what refills
+     * between now (not before the stored time) and the moment the bucket the request left would have
+     * been full, less what was given back since it was taken: without the request, the bucket would
+     * have been full, and stopped refilling, that much earlier.
      */
     @Override
     void giveBack(Rule r, long now, long cost, Object taken) {
         if (tokens == null || window != r.windowMillis()) return;
         Ratio[] t = (Ratio[]) taken;
+        Ratio full = Ratio.of(stamp).plus(Ratio.of(r.burst()).minus(tokens).times(Ratio.of(r.windowMillis(), r.limit())));
+        if (full.equals(t[0]) && refunded.equals(t[1])) {
+            tokens = tokens.plus(Ratio.of(cost)); // nothing taken or given back since: undone
+            return;
+        }
         Ratio ahead = t[0].minus(Ratio.of(Math.max(now, stamp)));
         Ratio bound = ahead.times(Ratio.of(r.limit(), r.windowMillis())).minus(refunded.minus(t[1]));
         if (bound.compareTo(Ratio.ZERO) <= 0) return;
