@@ -49,9 +49,11 @@ import java.util.regex.Pattern;
  * state is back to full, plus at most a second.
  *
  * <p><b>Cluster.</b> Keys of different rules hash to different slots, so with
- * {@code cluster=true} each rule is decided by its own call (still one round trip per rule) and
- * atomicity is per rule: a request denied by a later rule may already have taken from an earlier
- * one. Single-rule requests are unaffected.
+ * {@code cluster=true} each rule of a request is decided by its own call, in order (one round trip
+ * per rule); when an enforcing rule denies, the earlier rules give back what they took and the later
+ * ones are evaluated without writing, so a denied request takes nothing from any rule, as on
+ * standalone (a round trip more per earlier rule, only for such denials). Single-rule requests are
+ * unaffected.
  *
  * <p><b>Clock.</b> {@code redisClock=true}: the script reads Redis's {@code TIME}, one clock for
  * the fleet. {@code false}: the caller passes {@code clock.millis()}; states never move back in
@@ -87,6 +89,7 @@ public final class RedisEngine implements RateLimiter {
     /** A rule's mode in ARGV[1] (decide.lua): whether its denial refuses the request; or what else to do. */
     private static final byte ENFORCING = 0;
     private static final byte SHADOW = 1;
+    private static final byte EVALUATE = 2;
     private static final byte GIVE_BACK = 3;
 
     private final UnifiedJedis jedis;
@@ -138,17 +141,49 @@ public final class RedisEngine implements RateLimiter {
         if (n == 0) {
             return Decision.none();
         }
-        if (cluster && n > 1) {
-            List<RuleDecision> decisions = new ArrayList<>(n);
-            for (Acquisition a : acquisitions) {
-                decisions.addAll(call(List.of(a), Call.DECIDE, null, at, now()));
-            }
-            return Decision.of(decisions);
-        }
         if (n > 1) {
             rejectDuplicates(acquisitions);
+            if (cluster) {
+                return Decision.of(decideRuleByRule(acquisitions, at));
+            }
         }
         return Decision.of(call(acquisitions, Call.DECIDE, null, at, now()));
+    }
+
+    /**
+     * On a Cluster the rules of a request live in different slots, so each is decided by its own
+     * call, in order. When an enforcing rule denies, what the earlier rules took is given back (each
+     * such call gives back, then evaluates: the rule shows the figures of its state given back) and
+     * the later rules are evaluated without writing (their figures, a denying one named, as a
+     * standalone call reports them: Retry-After is the longest wait of every denying rule). So a
+     * denied request takes nothing from any rule; only while it is being decided can another
+     * request of the same client see an earlier rule's charge. With the instance's clock, every call
+     * is at the same time: what is given back is then exactly what was taken.
+     */
+    private List<RuleDecision> decideRuleByRule(List<Acquisition> acquisitions, long[] at) {
+        int n = acquisitions.size();
+        double now = now();
+        List<RuleDecision> decisions = new ArrayList<>(n);
+        int denied = -1;
+        for (int i = 0; i < n && denied < 0; i++) {
+            Acquisition a = acquisitions.get(i);
+            RuleDecision d = call(List.of(a), Call.DECIDE, null, at, now).get(0);
+            decisions.add(d);
+            if (!d.allowed() && !a.rule().dryRun()) denied = i;
+        }
+        if (denied < 0) {
+            return decisions;
+        }
+        for (int i = 0; i < denied; i++) {
+            RuleDecision d = decisions.get(i);
+            if (d.taken()) {
+                decisions.set(i, call(List.of(acquisitions.get(i)), Call.GIVE_BACK, List.of(d), at, now).get(0));
+            }
+        }
+        for (int i = denied + 1; i < n; i++) {
+            decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, at, now).get(0));
+        }
+        return decisions;
     }
 
     /** The time sent with a call: Redis's ({@link #REDIS_TIME}) or the instance's. */
@@ -160,6 +195,8 @@ public final class RedisEngine implements RateLimiter {
     private enum Call {
         /** Decide, taking from every rule that admits if every enforcing rule does. */
         DECIDE,
+        /** Decide without writing anything: the figures only. */
+        EVALUATE,
         /** Give back what each rule's decision took, then evaluate without writing. */
         GIVE_BACK
     }
@@ -192,7 +229,9 @@ public final class RedisEngine implements RateLimiter {
                 int o = packed.position();
                 packed.put(plan.encoded);
                 packed.putDouble(o + COST_OFFSET, a.cost());
-                if (what == Call.GIVE_BACK) {
+                if (what == Call.EVALUATE) {
+                    packed.put(o + MODE_OFFSET, EVALUATE);
+                } else if (what == Call.GIVE_BACK) {
                     packed.put(o + MODE_OFFSET, GIVE_BACK);
                     RuleDecision.Take take = taken.get(i).take();
                     packed.putDouble(take.ms()).putDouble(take.fraction()).putDouble(take.givenBack());

@@ -314,16 +314,21 @@ class RedisEngineTest {
     }
 
     @Test
-    void onClusterEachRuleIsDecidedByItsOwnCallAndAtomicOnlyPerRule() {
+    void onClusterADeniedRequestTakesNothingFromItsOtherRules() {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, true);
         Rule generous = Rule.of("generous", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         Rule strict = Rule.of("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
-        List<Acquisition> request = List.of(new Acquisition(generous, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("a")));
+        Rule later = Rule.of("later", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
+        List<Acquisition> request = List.of(new Acquisition(generous, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("a")),
+                new Acquisition(later, ClientKey.parse("a")));
         assertThat(engine.decide(request).allowed()).isTrue();
         Decision denied = engine.decide(request);
         assertThat(denied.allowed()).isFalse();
-        assertThat(denied.rules()).extracting(RuleDecision::allowed).containsExactly(true, false);
-        // documented: the generous rule's call already took its token
-        assertThat(denied.rules().get(0).remaining()).isEqualTo(8);
+        assertThat(denied.rules()).extracting(RuleDecision::allowed).containsExactly(true, false, true);
+        assertThat(denied.rules()).extracting(RuleDecision::remaining).as("the untouched figures, as on standalone")
+                .containsExactly(9L, 0L, 4L);
+        assertThat(denied.rules()).extracting(RuleDecision::taken).containsOnly(false);
+        assertThat(ask(engine, generous, "a", 1).remaining()).as("the generous rule's call gave back its token").isEqualTo(8);
+        assertThat(ask(engine, later, "a", 1).remaining()).as("the rule after the denial took nothing").isEqualTo(3);
     }
 }

@@ -82,6 +82,11 @@ final class Scenario {
         return generate(seed, null, magnitude, maxRules, maxSteps, true, false);
     }
 
+    /** A scenario on one clock that never lags (the fleet's on Redis, or one instance's). */
+    static Scenario generateWithoutLag(long seed, Magnitude magnitude, int maxRules, int maxSteps) {
+        return generate(seed, null, magnitude, maxRules, maxSteps, false, false);
+    }
+
     private static Scenario generate(long seed, Algorithm only, Magnitude magnitude, int maxRules, int maxSteps,
                                      boolean changingFigures, boolean lagging) {
         Random rnd = new Random(seed);
