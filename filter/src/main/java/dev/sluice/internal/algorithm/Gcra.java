@@ -158,7 +158,8 @@ public final class Gcra extends RateAlgorithm {
      * once a request of {@code cost} whose decision returned {@code take} is given back at
      * {@code now} (never before {@code stamp}, the latest time a request took at). If nothing was
      * taken or given back since (the time is where the take left it, the counter has not moved),
-     * the request is undone: earlier by exactly the cost's intervals. Otherwise earlier by at most
+     * the request is undone: earlier by exactly the cost's intervals, but not before {@code stamp}
+     * (where another request undone since may have moved it). Otherwise earlier by at most
      * those, at most by {@link #refundBound} (see {@link TokenBucket}'s give-back, the same bucket),
      * never before now. Exact: nothing is multiplied beyond that bound.
      */
@@ -166,7 +167,8 @@ public final class Gcra extends RateAlgorithm {
                             long limit, long windowMs) {
         if (refunded == take.givenBack() && ms == take.ms() && remainder == take.fraction()) {
             long back = remainder - cost * windowMs; // untouched since the take: undone
-            return new long[]{ms + floorDiv(back, limit), Math.floorMod(back, limit), refunded};
+            long backMs = ms + floorDiv(back, limit);
+            return backMs < stamp ? new long[]{stamp, 0, refunded} : new long[]{backMs, Math.floorMod(back, limit), refunded};
         }
         long at = Math.max(now, stamp);
         long bound = refundBound(take, refunded, at, limit);

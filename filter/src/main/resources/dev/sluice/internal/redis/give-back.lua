@@ -92,9 +92,12 @@ else
         local ms = stamp + (ahead_of_stamp - remainder) / scale
         local back_ms, back_remainder
         if refunded == taken_given and ms == taken_ms and remainder == taken_fraction then
-          local back = remainder - cost * window -- untouched since the take: undone
+          local back = remainder - cost * window -- untouched since the take: undone, not before the stored time
           back_remainder = back % limit
           back_ms = ms + (back - back_remainder) / limit
+          if back_ms < stamp then
+            back_ms, back_remainder = stamp, 0
+          end
         else
           local at = stamp > now and stamp or now
           local refund = 0
@@ -115,12 +118,8 @@ else
           end
         end
         if back_ms then
-          -- relative to the stored time, which an undone TAT may precede: then the state reads as full
-          local ahead = (back_ms - stamp) * limit + back_remainder
-          if ahead < 0 then
-            ahead = 0
-          end
-          call('SETRANGE', key, 0, encode('<BdI7I4I7', algorithm, stamp, ahead, scale, refunded))
+          call('SETRANGE', key, 0, encode('<BdI7I4I7', algorithm, stamp, (back_ms - stamp) * limit + back_remainder, scale,
+              refunded))
         end
       end
     end

@@ -44,7 +44,7 @@ final class GcraModel extends Model {
         if (tat == null || limit != r.limit()) return;
         Ratio[] t = (Ratio[]) taken;
         if (tat.equals(t[0]) && refunded.equals(t[1])) {
-            tat = tat.minus(interval(r).times(cost)); // nothing taken or given back since: undone
+            tat = tat.minus(interval(r).times(cost)).max(Ratio.of(stamp)); // nothing taken or given back since: undone, not before the latest take
             return;
         }
         Ratio before = tat;

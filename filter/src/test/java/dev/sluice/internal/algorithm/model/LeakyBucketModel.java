@@ -45,7 +45,7 @@ final class LeakyBucketModel extends Model {
         if (next == null || limit != r.limit()) return;
         Ratio[] t = (Ratio[]) taken;
         if (next.equals(t[0]) && refunded.equals(t[1])) {
-            next = next.minus(slot(r).times(cost)); // nothing taken or given back since: undone
+            next = next.minus(slot(r).times(cost)).max(Ratio.of(stamp)); // nothing taken or given back since: undone, not before the latest take
             return;
         }
         Ratio before = next;
