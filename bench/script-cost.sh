@@ -3,7 +3,8 @@
 # machine load): the floor's script, the least a Redis-clock limiter must run (TIME + GET +
 # SET PX), and Sluice's script for each algorithm, as RedisEngine assembles it from the resources
 # (decide.lua with each `--[[ name.lua ]]` line replaced by that fragment) and with the packed
-# argument it sends (perl's pack: '<d' now, -1 for clock=redis, then 'C' algorithm + 5 '<d').
+# argument it sends (perl's pack: '<d' now, -1 for clock=redis, then per rule 'C' algorithm, 'C' mode
+# (0: enforcing) and 5 '<d').
 # Each figure is (instructions after 3000 calls - after 1000 calls) / 2000, so start-up and
 # connection costs cancel. Calls are sent one at a time by redis-cli -r (the last argument read
 # from stdin, binary-safe). Takes a minute or two; not part of run.sh.
@@ -34,7 +35,7 @@ instructions() { # calls script argfile keys... -> total instructions of a redis
 }
 per_call() { local a b; a=$(instructions 1000 "$@"); b=$(instructions 3000 "$@"); echo $(( (b - a) / 2000 )); }
 # ARGV[1] for clock=redis: rules as "algorithm limit window burst max-delay cost ..."
-request() { perl -e 'my $s = pack("d<", -1); while (@ARGV) { $s .= pack("C", shift @ARGV) . pack("d<5", splice(@ARGV, 0, 5)) } print $s' "$@" > "$WORK/arg"; echo "$WORK/arg"; }
+request() { perl -e 'my $s = pack("d<", -1); while (@ARGV) { $s .= pack("CC", shift @ARGV, 0) . pack("d<5", splice(@ARGV, 0, 5)) } print $s' "$@" > "$WORK/arg"; echo "$WORK/arg"; }
 BIG="1000000000 1000000 1000000000 1000000 1" # limit, window ms, burst, max delay ms, cost: never denied in 3000 calls
 
 echo "| script | instructions per call |"

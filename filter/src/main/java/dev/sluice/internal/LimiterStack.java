@@ -94,7 +94,7 @@ public final class LimiterStack implements AutoCloseable {
             DeniedClientCache cache = null;
             SluiceConfig.DeniedCacheSettings settings = config.deniedCache();
             if (settings.enabled()) {
-                cache = new DeniedClientCache(failover, redisClock, !cluster, settings.maxKeys(),
+                cache = new DeniedClientCache(failover, redisClock, settings.maxKeys(),
                         settings.revalidateAfter().toNanos(), failover::redisAvailable, System::nanoTime);
                 DeniedClientCache forget = cache;
                 failover.addListener(new FailoverLimiter.Listener() {

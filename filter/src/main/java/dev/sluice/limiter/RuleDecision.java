@@ -14,10 +14,28 @@ import java.time.Duration;
  *                     else is taken (0 when it cannot grow by waiting: the quota is full); when denied, the
  *                     {@code retryAfterMs}. The {@code t} of the draft RateLimit field, rounded up to seconds
  * @param delayMs      leaky-bucket only: how long an admitted request must wait for its drain slot; else 0
+ * @param take         what this rule took from the client's state, for {@link RateLimiter#giveBack}; {@code null}
+ *                     when it took nothing (denied, or the request was denied by another rule; {@link #taken()})
  * @param source       who decided
  */
 public record RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs,
-                           long nextMs, long delayMs, Source source) {
+                           long nextMs, long delayMs, Take take, Source source) {
+
+    /**
+     * What a rule took from a client's state, as the engine that decided recorded it: what
+     * {@link RateLimiter#giveBack} needs to find the take again. The figures are that engine's and
+     * algorithm's (docs/algorithms.md, "Giving back"); hand them back as they came.
+     *
+     * @param ms        a moment identifying the take, in ms since the epoch on the deciding engine's clock: the
+     *                  end of the window it was counted in (fixed-window, sliding-window-counter), the time it
+     *                  was logged at (sliding-window-log), or the moment the bucket would have been full again
+     *                  had nothing else been taken (token-bucket, gcra, leaky-bucket)
+     * @param fraction  the buckets only: the sub-millisecond part of {@code ms}, in 1/limit ms; else 0
+     * @param givenBack the buckets only: what the client's bucket had given back so far when the request took
+     *                  (an engine's counter); else 0
+     */
+    public record Take(long ms, long fraction, long givenBack) {
+    }
 
     /** Who made a decision. */
     public enum Source {
@@ -53,6 +71,17 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
         if (delayMs < 0) delayMs = 0;
     }
 
+    /** A decision that took nothing, or whose take is not recorded (a test double, a decision from memory). */
+    public RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs,
+                        long delayMs, Source source) {
+        this(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, null, source);
+    }
+
+    /** Whether this rule took the request's cost (what {@link RateLimiter#giveBack} can give back). */
+    public boolean taken() {
+        return take != null;
+    }
+
     /** When denied: how long until a request of the same cost would be admitted; else zero. */
     public Duration retryAfter() {
         return Duration.ofMillis(retryAfterMs);
@@ -79,7 +108,7 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
     }
 
     public RuleDecision withSource(Source newSource) {
-        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, newSource);
+        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, take, newSource);
     }
 
     /** How close this rule is to its limit: the smaller, the closer. Used to pick the headers' rule. */

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * {@code fixed-window}: at most {@code limit} tokens per window, the windows aligned to the
@@ -17,17 +18,28 @@ import dev.sluice.limiter.Rule;
  * length, up to {@code 2 * limit} (a full window's quota at the end of one window and another at
  * the start of the next). <b>Bursts:</b> the whole quota at any moment.
  *
- * <p><b>State:</b> the window's start and its count, one Redis string of 17 bytes
- * (struct {@code '<Bdd'}: tag 1, window start ms, count; 104 bytes per key measured, see
- * docs/algorithms.md). Keeping the
- * window in the value, not the key name, gives one key per client and lets a caller whose clock
- * lags recognise a window that already started (it counts against that window rather than
- * opening an older one). <b>Expiry:</b> at the window's end plus the margin.
+ * <p><b>State:</b> the count and when it ends (the end of the window it was counted in), one
+ * Redis string of 17 bytes (struct {@code '<Bdd'}: tag 1, end ms, count; 104 bytes per key
+ * measured, see docs/algorithms.md). Keeping the window in the value, not the key name, gives one
+ * key per client and lets a caller whose clock lags count against the window already started (the
+ * count has not ended on its clock) rather than opening an older one. <b>Expiry:</b> at the
+ * count's end plus the margin.
+ *
+ * <p><b>Changed figures</b> (a plan switch, a reload): a count lasts until its end, whatever the
+ * window is now: a request counted while it lasts adds to it (against the new limit) and extends
+ * it to the end of the request's own window; once it has ended, counting starts afresh in the
+ * current window. With an unchanged window this is the aligned fixed window above; with another
+ * window, no request counted in the last window of either length is forgotten (never in the
+ * client's favour), and a client switching between plans cannot end its count early.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): the count drops by the cost while it is the count
+ * the request was added to (its end has not moved), else nothing: the request then no longer counts.
  */
 public final class FixedWindow extends RateAlgorithm {
 
     static final class State extends KeyState {
-        long windowStart = Long.MIN_VALUE;
+        /** When the count ends; the count applies before it. */
+        long end = Long.MIN_VALUE;
         long count;
     }
 
@@ -48,31 +60,46 @@ public final class FixedWindow extends RateAlgorithm {
     @Override
     public Verdict decide(KeyState state, long now, long cost) {
         State s = (State) state;
-        long start = windowStart(s, now);
-        long count = start == s.windowStart ? s.count : 0;
-        long end = start + windowMs;
-        long resetNow = count > 0 ? end - now : 0;
+        long count = now < s.end ? s.count : 0;
+        long resetNow = count > 0 ? s.end - now : 0; // nothing comes back before the count ends
         if (cost > limit) {
             return impossible(limit - count, resetNow);
         }
         if (count + cost > limit) {
-            return Verdict.deny(limit - count, resetNow, end - now);
+            return Verdict.deny(limit - count, resetNow, s.end - now);
         }
-        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0);
+        long end = end(s, now);
+        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0, end, 0, 0);
     }
 
     @Override
     public void take(KeyState state, long now, long cost) {
         State s = (State) state;
-        long start = windowStart(s, now);
-        s.count = (start == s.windowStart ? s.count : 0) + cost;
-        s.windowStart = start;
-        s.expiresAtMs = start + windowMs + EXPIRY_MARGIN_MS;
+        s.count = (now < s.end ? s.count : 0) + cost;
+        s.end = end(s, now);
+        s.expiresAtMs = s.end + EXPIRY_MARGIN_MS;
     }
 
-    /** The current window's start, or the stored window's if it started later (a lagging clock). */
-    private long windowStart(State s, long now) {
-        long current = floorDiv(now, windowMs) * windowMs;
-        return Math.max(current, s.windowStart);
+    /**
+     * The count drops by the cost while the request is in it: while the count still ends where the
+     * request's take left it ({@code take.ms()}). A count's end only grows, and strictly whenever a
+     * count starts afresh, so an unchanged end is the count the request was added to.
+     */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
+        State s = (State) state;
+        if (s.end == take.ms()) {
+            s.count -= Math.min(cost, s.count);
+        }
+    }
+
+    /**
+     * When the count ends once a request at {@code now} is added: the end of the request's window,
+     * or the stored count's end if that is later and the count still applies (a lagging clock, a
+     * longer window before).
+     */
+    private long end(State s, long now) {
+        long windowEnd = floorDiv(now, windowMs) * windowMs + windowMs;
+        return now < s.end ? Math.max(s.end, windowEnd) : windowEnd;
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 import java.time.Duration;
 
@@ -30,14 +31,33 @@ import java.time.Duration;
  *
  * <p><b>Accuracy:</b> exact: requests are released at most one per slot. <b>Bursts:</b> none at
  * the output; up to {@code burst} slots may be queued. <b>State:</b> one value, the next free slot
- * as whole milliseconds plus a remainder in {@code [0, limit)}: a Redis string of 17 bytes
- * (struct {@code '<Bdd'}: tag 5, ms, remainder). <b>Expiry:</b> when the queue has drained, plus the margin.
+ * as whole milliseconds plus a remainder in {@code [0, limit)}, with the limit it is counted in and,
+ * for giving back, the latest time a request took at and what was given back so far: a Redis string
+ * of 27 bytes (struct {@code '<BdI7I4I7'}: tag 5, the latest time, how far the slot is ahead of it in
+ * ms x limit, limit, given back modulo 2^52). <b>Expiry:</b> when the queue has drained, plus the margin.
+ *
+ * <p><b>Changed figures</b> (a plan switch, a reload): the next free slot stays where it is (the
+ * requests already admitted keep their slots), and the new slot length, burst and max delay apply
+ * from it. A remainder counted in another limit's units is rounded up to the next whole
+ * millisecond (never in the client's favour).
+ *
+ * <p><b>Giving back</b> (not offered with {@code rule.<r>.count}: a held request was already
+ * smoothed; used on Redis Cluster, when a later rule of the request denies it): as {@link Gcra}, the
+ * next free slot moves back by the cost's slots, at most by how far the slot the request left is
+ * still ahead.
  */
 public final class LeakyBucket extends RateAlgorithm {
 
     static final class State extends KeyState {
         long nextMs = Long.MIN_VALUE;
+        /** In units of 1/{@link #limit} ms. */
         long nextRemainder;
+        /** The limit the remainder is counted in: the rule's when the slot was written. */
+        long limit;
+        /** The latest time a request took at. */
+        long stamp;
+        /** Everything given back so far, in ms-times-limit units, modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
+        long refunded;
     }
 
     private final long capacityUnits;
@@ -69,7 +89,20 @@ public final class LeakyBucket extends RateAlgorithm {
     @Override
     public Verdict decide(KeyState state, long now, long cost) {
         State s = (State) state;
-        long queued = Gcra.lead(s.nextMs, s.nextRemainder, now, limit, maxLeadMs);
+        long ms = Gcra.storedMs(s.nextMs, s.nextRemainder, s.limit, limit);
+        long remainder = Gcra.storedRemainder(s.nextRemainder, s.limit, limit);
+        long far = Gcra.farLeadMs(ms, now, maxLeadMs);
+        if (far >= 0) {
+            // denied (the queue is beyond the burst); its figures worked out in ms, exactly
+            long resetNow = far + (remainder > 0 ? 1 : 0);
+            if (cost > burst) {
+                return impossible(-1, resetNow);
+            }
+            long retry = far + Math.max(ceilDiv(remainder + cost * windowMs - capacityUnits, limit),
+                    ceilDiv(remainder - maxDelayUnits, limit));
+            return Verdict.deny(-1, resetNow, retry);
+        }
+        long queued = Gcra.lead(ms, remainder, now, limit, maxLeadMs);
         long remainingNow = remaining(queued);
         long resetNow = ceilDiv(queued, limit);
         long nextNow = next(queued);
@@ -82,7 +115,7 @@ public final class LeakyBucket extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, retry);
         }
         return Verdict.admit(remainingNow, resetNow, nextNow, remaining(after), ceilDiv(after, limit), next(after),
-                ceilDiv(queued, limit));
+                ceilDiv(queued, limit), now + floorDiv(after, limit), Math.floorMod(after, limit), s.refunded);
     }
 
     /**
@@ -97,11 +130,25 @@ public final class LeakyBucket extends RateAlgorithm {
     }
 
     @Override
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
+        State s = (State) state;
+        if (s.limit == limit) {
+            long[] slot = Gcra.givenBack(s.nextMs, s.nextRemainder, s.stamp, s.refunded, now, cost, take, limit, windowMs);
+            s.nextMs = slot[0];
+            s.nextRemainder = slot[1];
+            s.refunded = slot[2];
+        }
+    }
+
+    @Override
     public void take(KeyState state, long now, long cost) {
         State s = (State) state;
-        long after = Gcra.lead(s.nextMs, s.nextRemainder, now, limit, maxLeadMs) + cost * windowMs;
+        long after = Gcra.lead(Gcra.storedMs(s.nextMs, s.nextRemainder, s.limit, limit),
+                Gcra.storedRemainder(s.nextRemainder, s.limit, limit), now, limit, maxLeadMs) + cost * windowMs;
         s.nextMs = now + floorDiv(after, limit);
         s.nextRemainder = Math.floorMod(after, limit);
+        s.limit = limit;
+        s.stamp = Math.max(now, s.stamp);
         s.expiresAtMs = now + ceilDiv(after, limit) + EXPIRY_MARGIN_MS;
     }
 

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * One rule's algorithm with its parameters, built once per {@link Rule}. The subclasses are the
@@ -33,6 +34,13 @@ import dev.sluice.limiter.Rule;
  * entry's expiry are that moment plus {@link #EXPIRY_MARGIN_MS}, which absorbs clock skew of up
  * to a second between instances. An expired state and an absent one decide identically.
  *
+ * <h2>Changed figures</h2>
+ * A client's state belongs to the rule's name and the client, not to the figures: a client that
+ * moves to another plan, or whose rule changes in a reload, keeps its state, and the algorithm of
+ * the new figures reads it (each subclass says what the state means under other figures; states
+ * record what they need for that). A state of another algorithm is not read at all: that client
+ * starts afresh ({@link #stateOf}), as the Redis script does with another algorithm's key.
+ *
  * <h2>Impossible requests</h2>
  * A request whose cost exceeds the rule's {@link #capacity()} can never be admitted. It is denied
  * with {@code retryAfterMs} = the window: a hint to back off, not a promise.
@@ -50,17 +58,17 @@ public abstract sealed class RateAlgorithm
     public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
 
     final Rule rule;
-    private final int ruleHash;
     final long limit;
     final long windowMs;
     final long burst;
+    private final Class<? extends KeyState> stateClass;
 
     RateAlgorithm(Rule rule) {
         this.rule = rule;
-        this.ruleHash = rule.hashCode();
         this.limit = rule.limit();
         this.windowMs = rule.windowMillis();
         this.burst = rule.burst();
+        this.stateClass = newState().getClass(); // newState() reads no field of the subclass
     }
 
     /** The algorithm of {@code rule}. */
@@ -103,16 +111,19 @@ public abstract sealed class RateAlgorithm
         return rule;
     }
 
-    /** {@code rule().hashCode()}, computed once: engines key client states by rule value. */
-    public final int ruleHash() {
-        return ruleHash;
-    }
-
     /** The largest cost one request can ever be admitted with. */
     public abstract long capacity();
 
     /** The state of a client that was never seen. */
     public abstract KeyState newState();
+
+    /**
+     * The state to decide with: {@code stored} if it is a live state of this algorithm, whatever
+     * figures it was written with, else a fresh one (never seen, expired, or another algorithm's).
+     */
+    public final KeyState stateOf(KeyState stored, long now) {
+        return stored == null || stored.isExpired(now) || stored.getClass() != stateClass ? newState() : stored;
+    }
 
     /**
      * Decides a request of {@code cost} at {@code now} without changing {@code state}.
@@ -126,6 +137,44 @@ public abstract sealed class RateAlgorithm
      * request (same state, time and cost).
      */
     public abstract void take(KeyState state, long now, long cost);
+
+    /**
+     * Gives back what an admitted request of {@code cost} took from {@code state}, as far as that
+     * leaves the state never better than if the request had never happened, whatever was taken
+     * since (docs/algorithms.md, "Giving back"). {@code this} is the algorithm of the rule the
+     * request was decided with; {@code take} is what that decision returned. Keeps the state's
+     * expiry (it is only ever better for it).
+     *
+     * @param state a live state of this algorithm (another algorithm's, or none: nothing to give back)
+     */
+    public abstract void giveBack(KeyState state, long now, long cost, RuleDecision.Take take);
+
+    /**
+     * The buckets' refund counters (what was given back so far, in the algorithm's units) are kept
+     * modulo 2^52, where every value stays exact in the script's doubles; only differences over one
+     * request's lifetime are ever read, far below 2^51.
+     */
+    static final long REFUNDS_MODULUS = 1L << 52;
+
+    /** {@code refunded + refund}, modulo {@link #REFUNDS_MODULUS}. */
+    static long addRefund(long refunded, long refund) {
+        return (refunded + refund) & (REFUNDS_MODULUS - 1);
+    }
+
+    /**
+     * The most a bucket may regain, at {@code at}, for a request whose decision returned
+     * {@code take}: what refills between {@code at} and the moment the bucket the request left would
+     * have been full had nothing else been taken, less what was given back since the request was
+     * taken ({@code refunded} less {@code take.givenBack()}: each refund brings that moment closer).
+     * In the algorithm's units; 0 or less: nothing.
+     */
+    static long refundBound(RuleDecision.Take take, long refunded, long at, long limit) {
+        if (take.ms() < at) {
+            return 0; // the bucket would have been full before now
+        }
+        long since = (refunded - take.givenBack()) & (REFUNDS_MODULUS - 1);
+        return (take.ms() - at) * limit + take.fraction() - since;
+    }
 
     /** The request can never be admitted: see the class comment. */
     final Verdict impossible(long remainingNow, long resetNowMs) {

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * {@code sliding-window-counter}: approximates a window that slides with time by weighting the
@@ -25,14 +26,25 @@ import dev.sluice.limiter.Rule;
  * than {@code limit} fell in the last window's length.
  * <b>Bursts:</b> up to {@code limit} minus the weighted previous count.
  *
- * <p><b>State:</b> two counters and the window: a Redis string of 25 bytes (struct
- * {@code '<Bddd'}: tag 2, window start ms, current, previous). <b>Expiry:</b> at the end of the next window
- * (when the current count has faded too) plus the margin.
+ * <p><b>State:</b> two counters and when the current one's window ends: a Redis string of 25 bytes
+ * (struct {@code '<Bddd'}: tag 2, end ms, current, previous). <b>Expiry:</b> at the end of the next
+ * window (when the current count has faded too) plus the margin.
+ *
+ * <p><b>Changed figures</b> (a plan switch, a reload): the counts keep their places relative to the
+ * stored end, read in windows of the current length: the current count counts whole until the first
+ * window that starts at or after that end, then fades through that window as the previous count; the
+ * previous count fades up to the end. A stored end that is not a multiple of the current window is
+ * rounded up to one (never in the client's favour). With an unchanged window this is the aligned
+ * counter above.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): the cost comes off the current count while the
+ * request's window is the current one, off the previous count in the window after.
  */
 public final class SlidingWindowCounter extends RateAlgorithm {
 
     static final class State extends KeyState {
-        long windowStart = Long.MIN_VALUE;
+        /** When the current count's window ends. */
+        long end = Long.MIN_VALUE;
         long current;
         long previous;
     }
@@ -72,7 +84,7 @@ public final class SlidingWindowCounter extends RateAlgorithm {
         }
         long remainingAfter = floorDiv(quotaUnits - previousUnits - (current + cost) * windowMs, windowMs);
         return Verdict.admit(remainingNow, resetNow, next(start, current, previous, remainingNow, now), remainingAfter,
-                start + 2 * windowMs - now, next(start, current + cost, previous, remainingAfter, now), 0);
+                start + 2 * windowMs - now, next(start, current + cost, previous, remainingAfter, now), 0, start + windowMs, 0, 0);
     }
 
     /**
@@ -101,20 +113,50 @@ public final class SlidingWindowCounter extends RateAlgorithm {
         long current = current(s, start);
         s.previous = previous(s, start);
         s.current = current + cost;
-        s.windowStart = start;
+        s.end = start + windowMs;
         s.expiresAtMs = start + 2 * windowMs + EXPIRY_MARGIN_MS;
     }
 
-    private long windowStart(State s, long now) {
-        return Math.max(floorDiv(now, windowMs) * windowMs, s.windowStart);
+    /**
+     * The cost comes off the count it is in: the current count while the window the request was
+     * counted in is still the current one (the stored end has not moved), the previous count once
+     * exactly one window has turned since; later it has faded out.
+     */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
+        State s = (State) state;
+        if (s.end == take.ms()) {
+            s.current -= Math.min(cost, s.current);
+        } else if (s.end == take.ms() + windowMs) {
+            s.previous -= Math.min(cost, s.previous);
+        }
     }
 
-    private static long current(State s, long start) {
-        return start == s.windowStart ? s.current : 0;
+    /** The stored end rounded up to a multiple of the window: where the stored current count's window ends now. */
+    private long storedEnd(State s) {
+        return -floorDiv(-s.end, windowMs) * windowMs;
+    }
+
+    /**
+     * The start of the window in effect: the window of the stored current count while it lasts (a
+     * lagging caller is at its start), else the caller's window.
+     */
+    private long windowStart(State s, long now) {
+        if (s.end != Long.MIN_VALUE) {
+            long end = storedEnd(s);
+            if (now < end) return end - windowMs;
+        }
+        return floorDiv(now, windowMs) * windowMs;
+    }
+
+    private long current(State s, long start) {
+        return s.end != Long.MIN_VALUE && start + windowMs == storedEnd(s) ? s.current : 0;
     }
 
     private long previous(State s, long start) {
-        if (start == s.windowStart) return s.previous;
-        return start - windowMs == s.windowStart ? s.current : 0;
+        if (s.end == Long.MIN_VALUE) return 0;
+        long end = storedEnd(s);
+        if (start + windowMs == end) return s.previous;
+        return start == end ? s.current : 0;
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 
 /**
  * {@code sliding-window-log}: exact. Every admitted token is logged with its time; a request of
@@ -15,12 +16,19 @@ import dev.sluice.limiter.Rule;
  *
  * <p><b>Accuracy:</b> exact: no interval of one window's length ever holds more than
  * {@code limit} admitted tokens. <b>Bursts:</b> the whole quota at once, then nothing until it
- * slides out. <b>State:</b> one sorted-set entry per admitted token (score: its time; member: an
- * integer unique within the window), trimmed on each admission; memory grows with the limit
+ * slides out. <b>State:</b> one sorted-set entry per admitted token (score: its time; member: the
+ * time and the entry's index within that ms, 8 bytes, unique whatever the figures), trimmed on
+ * each admission; memory grows with the limit
  * (see docs/algorithms.md for the measured bytes). Entries are logged at
  * {@code max(now, newest entry)}, so a caller whose clock lags cannot log into the past.
  * <b>Expiry:</b> one window after the newest entry, plus the margin. In process the log is kept
  * as (time, count) runs.
+ *
+ * <p><b>Changed figures</b> (a plan switch, a reload): the entries stay, and the new window and
+ * limit apply to them: the same log, counted in another window against another limit.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): {@code cost} entries logged at the request's time
+ * are removed (as many as are left), exactly what it added.
  */
 public final class SlidingWindowLog extends RateAlgorithm {
 
@@ -57,6 +65,27 @@ public final class SlidingWindowLog extends RateAlgorithm {
                 size++;
             }
             total += count;
+        }
+
+        /** Removes up to {@code count} entries logged at {@code time}. */
+        void remove(long time, long count) {
+            for (int i = 0; i < size; i++) {
+                if (time(i) != time) continue;
+                int at = (head + i) & (times.length - 1);
+                long removed = Math.min(count, counts[at]);
+                counts[at] -= removed;
+                total -= removed;
+                if (counts[at] == 0) {
+                    for (int j = i; j < size - 1; j++) { // close the gap: runs stay in time order
+                        int to = (head + j) & (times.length - 1);
+                        int from = (head + j + 1) & (times.length - 1);
+                        times[to] = times[from];
+                        counts[to] = counts[from];
+                    }
+                    size--;
+                }
+                return;
+            }
         }
 
         private void grow() {
@@ -113,7 +142,13 @@ public final class SlidingWindowLog extends RateAlgorithm {
         long oldest = first < s.size ? s.time(first) : at;
         long nextNow = inWindow > 0 ? oldest + windowMs - now : 0;
         return Verdict.admit(limit - inWindow, resetNow, nextNow, limit - inWindow - cost, at + windowMs - now,
-                oldest + windowMs - now, 0);
+                oldest + windowMs - now, 0, at, 0, 0);
+    }
+
+    /** Removes {@code cost} of the entries logged at the request's time ({@code take.ms()}), those that are left. */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
+        ((State) state).remove(take.ms(), cost);
     }
 
     @Override

@@ -1,6 +1,9 @@
 package dev.sluice.internal.algorithm;
 
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+
+import java.math.BigInteger;
 
 /**
  * {@code token-bucket}: a bucket of {@code burst} tokens (default {@code limit}) that refills
@@ -18,17 +21,31 @@ import dev.sluice.limiter.Rule;
  * {@code burst + limit * t / window} tokens are admitted. <b>Bursts:</b> up to {@code burst} at
  * once after an idle period. Equivalent to {@link Gcra}, which keeps one number instead of two.
  *
- * <p><b>State:</b> the scaled tokens and the time they were counted, one Redis string of 17
- * bytes (struct {@code '<Bdd'}: tag 4, tokens x windowMs, ms). The stored time never moves backwards: a caller whose
- * clock lags refills nothing rather than rewinding it. <b>Expiry:</b> when the bucket would be
- * full again plus the margin.
+ * <p><b>State:</b> the scaled tokens, the time they were counted, the window that scales them and
+ * what was given back so far (modulo 2^52), one Redis string of 28 bytes (struct
+ * {@code '<BI7I6I7I7'}: tag 4, tokens x windowMs, ms, windowMs, given back). The
+ * stored time never moves backwards: a caller whose clock lags refills nothing rather than rewinding
+ * it. <b>Expiry:</b> when the bucket would be full again plus the margin.
+ *
+ * <p><b>Changed figures</b> (a plan switch, a reload): the bucket keeps the tokens it has, capped at
+ * the new burst, and refills at the new rate from the time they were counted. Tokens counted in
+ * another window's units are rescaled exactly, rounded down to a unit of the new window
+ * (1/windowMs of a token), never in the client's favour.
+ *
+ * <p><b>Giving back</b> ({@code rule.<r>.count}): the bucket regains the cost, less what would have
+ * been lost to the bucket being full had the request never been made: at most what refills between
+ * now and the moment the bucket the request left would have been full.
  */
 public final class TokenBucket extends RateAlgorithm {
 
     static final class State extends KeyState {
-        /** Tokens times windowMs; negative: never seen. */
+        /** Tokens times {@link #windowMs}; negative: never seen. */
         long scaledTokens = -1;
         long stamp;
+        /** The window the tokens are scaled by: the rule's when they were counted. */
+        long windowMs;
+        /** Everything given back so far, modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
+        long refunded;
     }
 
     private final long capacityUnits;
@@ -65,8 +82,9 @@ public final class TokenBucket extends RateAlgorithm {
             return Verdict.deny(remainingNow, resetNow, skew + ceilDiv(need - tokens, limit));
         }
         long left = tokens - need;
-        return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(left, windowMs), skew + ceilDiv(capacityUnits - left, limit),
-                next(left, skew), 0);
+        long debt = capacityUnits - left; // the bucket would be full again debt / limit ms after `at`
+        return Verdict.admit(remainingNow, resetNow, nextNow, floorDiv(left, windowMs), skew + ceilDiv(debt, limit),
+                next(left, skew), 0, at + floorDiv(debt, limit), Math.floorMod(debt, limit), s.refunded);
     }
 
     /** The time until {@code tokens} have refilled to one more whole token; 0 for a full bucket. */
@@ -84,7 +102,39 @@ public final class TokenBucket extends RateAlgorithm {
         long left = tokens(s, at) - cost * windowMs;
         s.scaledTokens = left;
         s.stamp = at;
+        s.windowMs = windowMs;
         s.expiresAtMs = at + ceilDiv(capacityUnits - left, limit) + EXPIRY_MARGIN_MS;
+    }
+
+    /**
+     * Refunds what the bucket can regain without being better than if the request had never
+     * happened. If nothing was taken or given back since the request (the bucket would still be
+     * full at the moment its take left, and the refund counter has not moved), the request is
+     * undone: the cost comes back exactly. Otherwise at most the cost, and at most what refills
+     * between now and the moment the bucket the request left would have been full, less what was
+     * given back since it was taken ({@link #refundBound}): the bucket without the request would
+     * have stopped refilling (full) that much earlier. Whatever was taken since only delays that
+     * moment, so the bound holds under concurrency (docs/algorithms.md). Now is never before the
+     * stored time; tokens of another window's units: nothing is given back.
+     */
+    @Override
+    public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
+        State s = (State) state;
+        if (s.scaledTokens < 0 || s.windowMs != windowMs) {
+            return;
+        }
+        long debt = capacityUnits - s.scaledTokens;
+        if (s.refunded == take.givenBack() && s.stamp + floorDiv(debt, limit) == take.ms()
+                && Math.floorMod(debt, limit) == take.fraction()) {
+            s.scaledTokens += cost * windowMs; // untouched since the take: undone
+            return;
+        }
+        long bound = refundBound(take, s.refunded, Math.max(now, s.stamp), limit);
+        if (bound > 0) {
+            long refund = Math.min(cost * windowMs, bound);
+            s.scaledTokens += refund;
+            s.refunded = addRefund(s.refunded, refund);
+        }
     }
 
     private static long stamp(State s, long now) {
@@ -96,9 +146,24 @@ public final class TokenBucket extends RateAlgorithm {
         if (s.scaledTokens < 0) {
             return capacityUnits;
         }
-        long stored = Math.min(s.scaledTokens, capacityUnits);
+        long stored = Math.min(s.windowMs == windowMs ? s.scaledTokens : rescaled(s.scaledTokens, s.windowMs), capacityUnits);
         long elapsed = at - s.stamp;
         // compare before multiplying: elapsed * limit could leave the exact range after a long idle
         return elapsed >= ceilDiv(capacityUnits - stored, limit) ? capacityUnits : stored + elapsed * limit;
+    }
+
+    /**
+     * {@code units} tokens scaled by {@code fromWindowMs}, in this rule's units: exactly
+     * {@code floor(units * windowMs / fromWindowMs)}, at most the capacity (every value below 2^53,
+     * as the script computes it).
+     */
+    private long rescaled(long units, long fromWindowMs) {
+        long whole = floorDiv(units, fromWindowMs);
+        if (whole >= burst) {
+            return capacityUnits;
+        }
+        long fraction = BigInteger.valueOf(units - whole * fromWindowMs).multiply(BigInteger.valueOf(windowMs))
+                .divide(BigInteger.valueOf(fromWindowMs)).longValueExact();
+        return whole * windowMs + fraction;
     }
 }

@@ -20,9 +20,13 @@ public final class Verdict {
     private final long nextAfterMs;
     private final long delayMs;
     private final long retryAfterMs;
+    private final long takenMs;
+    private final long takenFraction;
+    private final long takenGivenBack;
 
     private Verdict(boolean allowed, long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter,
-                    long resetAfterMs, long nextAfterMs, long delayMs, long retryAfterMs) {
+                    long resetAfterMs, long nextAfterMs, long delayMs, long retryAfterMs, long takenMs, long takenFraction,
+                    long takenGivenBack) {
         this.allowed = allowed;
         this.remainingNow = remainingNow;
         this.resetNowMs = resetNowMs;
@@ -32,19 +36,24 @@ public final class Verdict {
         this.nextAfterMs = nextAfterMs;
         this.delayMs = delayMs;
         this.retryAfterMs = retryAfterMs;
+        this.takenMs = takenMs;
+        this.takenFraction = takenFraction;
+        this.takenGivenBack = takenGivenBack;
     }
 
     /**
      * An admitting rule: remaining, reset and next (the time until remaining grows, 0 when it
-     * cannot) when nothing is taken, then the same after taking the cost, and the delay.
+     * cannot) when nothing is taken, then the same after taking the cost, the delay, and what
+     * identifies the take in the state ({@link RuleDecision.Take}, for a give-back).
      */
     static Verdict admit(long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter, long resetAfterMs,
-                         long nextAfterMs, long delayMs) {
-        return new Verdict(true, remainingNow, resetNowMs, nextNowMs, remainingAfter, resetAfterMs, nextAfterMs, delayMs, 0);
+                         long nextAfterMs, long delayMs, long takenMs, long takenFraction, long takenGivenBack) {
+        return new Verdict(true, remainingNow, resetNowMs, nextNowMs, remainingAfter, resetAfterMs, nextAfterMs, delayMs, 0,
+                takenMs, takenFraction, takenGivenBack);
     }
 
     static Verdict deny(long remainingNow, long resetNowMs, long retryAfterMs) {
-        return new Verdict(false, remainingNow, resetNowMs, retryAfterMs, 0, 0, 0, 0, retryAfterMs);
+        return new Verdict(false, remainingNow, resetNowMs, retryAfterMs, 0, 0, 0, 0, retryAfterMs, 0, 0, 0);
     }
 
     /** Whether this rule admits the request. */
@@ -59,7 +68,8 @@ public final class Verdict {
      */
     public RuleDecision decision(Rule rule, boolean taken, RuleDecision.Source source) {
         if (taken) {
-            return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, nextAfterMs, delayMs, source);
+            return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, nextAfterMs, delayMs,
+                    new RuleDecision.Take(takenMs, takenFraction, takenGivenBack), source);
         }
         return new RuleDecision(rule, allowed, remainingNow, allowed ? 0 : retryAfterMs, resetNowMs, nextNowMs, 0, source);
     }

@@ -20,16 +20,17 @@ public final class WindowCounts {
      */
     public static KeyState of(RateAlgorithm algorithm, long windowStart, long current, long previous) {
         KeyState state = algorithm.newState();
-        set(state, windowStart, current, previous);
+        set(state, windowStart + algorithm.windowMs, current, previous);
         return state;
     }
 
-    private static void set(KeyState state, long windowStart, long current, long previous) {
+    /** The window states keep when their current count ends: the end of its aligned window. */
+    private static void set(KeyState state, long windowEnd, long current, long previous) {
         if (state instanceof FixedWindow.State s) {
-            s.windowStart = windowStart;
+            s.end = windowEnd;
             s.count = current;
         } else if (state instanceof SlidingWindowCounter.State s) {
-            s.windowStart = windowStart;
+            s.end = windowEnd;
             s.current = current;
             s.previous = previous;
         } else {

@@ -47,14 +47,16 @@ import java.util.function.LongSupplier;
  * <h2>Why this is exact while Redis keeps its data</h2>
  * <ol>
  *   <li><b>A denial changes nothing.</b> A denied request takes nothing from any rule (the engine's
- *       contract), so a denial answered here leaves every later decision as it would have been.
- *       On Redis Cluster a request's rules are separate calls and a denial by its second rule may
- *       have charged its first: such a denial (one where a rule admitted) is never remembered, so
- *       the cache never admits more than Redis alone would.</li>
+ *       contract, on Redis Cluster too, where a request's rules are separate calls and what the
+ *       earlier ones took is given back when a later one denies), so a denial answered here leaves
+ *       every later decision as it would have been.</li>
  *   <li><b>Capacity comes back only with time, and {@code retryAfter} is exact</b> for all six
  *       algorithms (see {@link #exactFor}); anything admitted meanwhile only pushes that moment later.
  *       So the cache never denies a request that Redis would admit either. A request of a different
- *       cost goes to Redis: a smaller one may fit, and a larger one's retry-after is longer.</li>
+ *       cost goes to Redis: a smaller one may fit, and a larger one's retry-after is longer. The one
+ *       other way capacity comes back is a give-back ({@code rule.<r>.count}): one made through this
+ *       instance forgets the client's denial of that rule; one made by another instance is seen
+ *       within {@code revalidateAfter}, when the denial is next confirmed with Redis.</li>
  *   <li><b>One timeline.</b> With {@code clock=redis} the script measures {@code retryAfter} on
  *       Redis's clock from a moment after this instance sent the request; the cache starts the wait
  *       at the send, on its own monotonic clock, minus {@link #MARGIN_NANOS} for millisecond
@@ -77,7 +79,6 @@ public final class DeniedClientCache implements RateLimiter {
 
     private final RateLimiter next;
     private final boolean redisClock;
-    private final boolean atomicRequests;
     private final int maxEntries;
     private final long revalidateNanos;
     private final BooleanSupplier redisAvailable;
@@ -93,20 +94,17 @@ public final class DeniedClientCache implements RateLimiter {
      * @param next            the failure handling in front of the Redis engine
      * @param redisClock      whether the scripts read Redis's clock ({@code clock=redis}); with
      *                        {@code false} nothing is cached (see the class comment)
-     * @param atomicRequests  whether a request's rules are decided in one atomic call (false on
-     *                        Redis Cluster: then only denials in which no rule admitted are kept)
      * @param maxEntries      at most this many (rule, client) denials are held
      * @param revalidateAfter nanoseconds a denial is answered without asking Redis again while it answers
      * @param redisAvailable  whether Redis is answering now (no failure since its last success)
      * @param nanoTime        a monotonic clock in nanoseconds; tests pass a fake one
      */
-    public DeniedClientCache(RateLimiter next, boolean redisClock, boolean atomicRequests, int maxEntries,
-                             long revalidateAfter, BooleanSupplier redisAvailable, LongSupplier nanoTime) {
+    public DeniedClientCache(RateLimiter next, boolean redisClock, int maxEntries, long revalidateAfter,
+                             BooleanSupplier redisAvailable, LongSupplier nanoTime) {
         if (maxEntries < 1) throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
         if (revalidateAfter < 1) throw new IllegalArgumentException("revalidateAfter must be positive: " + revalidateAfter);
         this.next = next;
         this.redisClock = redisClock;
-        this.atomicRequests = atomicRequests;
         this.maxEntries = maxEntries;
         this.revalidateNanos = revalidateAfter;
         this.redisAvailable = redisAvailable;
@@ -179,10 +177,18 @@ public final class DeniedClientCache implements RateLimiter {
         }
     }
 
-    /** Nothing to give back here: only admitted requests take, and those were decided below. */
+    /**
+     * Gives back below (only admitted requests take, and those were decided there), and forgets the
+     * denials of the same rules and clients: a give-back is the one way, besides time, that capacity
+     * comes back, so a remembered denial may no longer hold.
+     */
     @Override
     public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-        next.giveBack(acquisitions, taken);
+        try {
+            next.giveBack(acquisitions, taken);
+        } finally {
+            if (size.get() > 0) forget(acquisitions);
+        }
     }
 
     /** Forgets the client's denial of this rule here, then its state below (Redis, the backstop). */
@@ -218,11 +224,6 @@ public final class DeniedClientCache implements RateLimiter {
         List<RuleDecision> rules = decision.rules();
         int n = rules.size();
         if (n != request.size()) return;
-        if (!atomicRequests && n > 1) {
-            for (int i = 0; i < n; i++) {
-                if (rules.get(i).allowed()) return; // that rule may have been charged: see the class comment
-            }
-        }
         List<Acquisition> copy = null;
         for (int i = 0; i < n; i++) {
             RuleDecision r = rules.get(i);

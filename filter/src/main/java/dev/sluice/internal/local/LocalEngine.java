@@ -41,6 +41,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * least recently used one of its segment, so a flood of distinct keys costs a bounded heap. An
  * evicted client that was not idle starts afresh, which admits it early: size {@code maxKeys}
  * above the number of clients active within one window. Only admitted requests create states.
+ *
+ * <p><b>Changed figures.</b> States are kept per rule name and client, as the Redis keys are: a
+ * client that moves to another plan, or whose rule changes in a reload, keeps its state, read in the
+ * new figures as each algorithm defines; a rule that changes algorithm starts its clients afresh.
  */
 public final class LocalEngine implements RateLimiter {
 
@@ -89,12 +93,12 @@ public final class LocalEngine implements RateLimiter {
 
     private Decision decideOne(Acquisition a, long now) {
         RateAlgorithm algorithm = algorithm(a.rule());
-        StateKey key = new StateKey(algorithm, a.clientKey());
+        StateKey key = new StateKey(a.rule().name(), a.clientKey());
         Segment segment = segments[segmentIndex(key)];
         segment.lock.lock();
         try {
-            KeyState stored = segment.states.get(key);
-            KeyState state = stored == null || stored.isExpired(now) ? algorithm.newState() : stored;
+            KeyState stored = live(segment, key, now);
+            KeyState state = algorithm.stateOf(stored, now);
             Verdict verdict = algorithm.decide(state, now, a.cost());
             if (verdict.allowed()) {
                 algorithm.take(state, now, a.cost());
@@ -114,7 +118,7 @@ public final class LocalEngine implements RateLimiter {
         for (int i = 0; i < n; i++) {
             Acquisition a = acquisitions.get(i);
             algorithms[i] = algorithm(a.rule());
-            keys[i] = new StateKey(algorithms[i], a.clientKey());
+            keys[i] = new StateKey(a.rule().name(), a.clientKey());
             for (int j = 0; j < i; j++) {
                 if (keys[j].equals(keys[i])) {
                     throw new IllegalArgumentException("rule " + a.rule().name() + " is asked twice for client " + a.clientKey());
@@ -137,8 +141,8 @@ public final class LocalEngine implements RateLimiter {
             Verdict[] verdicts = new Verdict[n];
             boolean admitted = true;
             for (int i = 0; i < n; i++) {
-                stored[i] = segments[segmentIndex(keys[i])].states.get(keys[i]);
-                states[i] = stored[i] == null || stored[i].isExpired(now) ? algorithms[i].newState() : stored[i];
+                stored[i] = live(segments[segmentIndex(keys[i])], keys[i], now);
+                states[i] = algorithms[i].stateOf(stored[i], now);
                 verdicts[i] = algorithms[i].decide(states[i], now, acquisitions.get(i).cost());
                 admitted &= verdicts[i].allowed() || acquisitions.get(i).rule().dryRun(); // a shadow rule refuses nothing
             }
@@ -155,6 +159,46 @@ public final class LocalEngine implements RateLimiter {
         } finally {
             for (int i = locked - 1; i >= 0; i--) {
                 segments[held[i]].lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * The state of {@code key} unless it has expired, which is then forgotten (as Redis forgets an
+     * expired key: once gone, it is gone for a caller whose clock lags too). Under the segment's lock.
+     */
+    private static KeyState live(Segment segment, StateKey key, long now) {
+        KeyState stored = segment.states.get(key);
+        if (stored != null && stored.isExpired(now)) {
+            segment.states.remove(key);
+            return null;
+        }
+        return stored;
+    }
+
+    /**
+     * Gives back, rule by rule, what the decisions in {@code taken} took (each algorithm's
+     * {@link RateAlgorithm#giveBack}): never more than leaves a client's state as if the request had
+     * not happened. A state that has expired since, or belongs to another algorithm now, gets nothing.
+     */
+    @Override
+    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        long now = clock.millis();
+        for (int i = 0, n = acquisitions.size(); i < n; i++) {
+            RuleDecision t = taken.get(i);
+            if (!t.taken()) continue;
+            Acquisition a = acquisitions.get(i);
+            RateAlgorithm algorithm = algorithm(a.rule());
+            StateKey key = new StateKey(a.rule().name(), a.clientKey());
+            Segment segment = segments[segmentIndex(key)];
+            segment.lock.lock();
+            try {
+                KeyState stored = live(segment, key, now);
+                if (stored != null && algorithm.stateOf(stored, now) == stored) {
+                    algorithm.giveBack(stored, now, a.cost(), t.take());
+                }
+            } finally {
+                segment.lock.unlock();
             }
         }
     }
@@ -186,7 +230,7 @@ public final class LocalEngine implements RateLimiter {
     /** Forgets the client's state of this rule. */
     @Override
     public void reset(Rule rule, ClientKey clientKey) {
-        StateKey key = new StateKey(algorithm(rule), clientKey);
+        StateKey key = new StateKey(rule.name(), clientKey);
         Segment segment = segments[segmentIndex(key)];
         segment.lock.lock();
         try {
@@ -229,27 +273,25 @@ public final class LocalEngine implements RateLimiter {
     }
 
     /**
-     * One client of one rule. Rules compare by value (a rule whose parameters change gets fresh
-     * states; an equal rule built anew, even past the rule cache's bound, finds its clients), with
-     * the identity of the cached algorithm as the fast path and the rule's hash computed once.
+     * One client of one rule, by the rule's name: a client keeps its state when its rule's figures
+     * change (another plan, a reload), as its Redis key is the rule's name and the client's.
      */
     private static final class StateKey {
-        final RateAlgorithm algorithm;
+        final String rule;
         final ClientKey clientKey;
         private final int hash;
 
-        StateKey(RateAlgorithm algorithm, ClientKey clientKey) {
-            this.algorithm = algorithm;
+        StateKey(String rule, ClientKey clientKey) {
+            this.rule = rule;
             this.clientKey = clientKey;
-            this.hash = 31 * algorithm.ruleHash() + clientKey.hashCode();
+            this.hash = 31 * rule.hashCode() + clientKey.hashCode();
         }
 
         @Override
         public boolean equals(Object o) {
             if (this == o) return true;
             if (!(o instanceof StateKey other)) return false;
-            return hash == other.hash && clientKey.equals(other.clientKey)
-                    && (algorithm == other.algorithm || algorithm.rule().equals(other.algorithm.rule()));
+            return hash == other.hash && clientKey.equals(other.clientKey) && rule.equals(other.rule);
         }
 
         @Override

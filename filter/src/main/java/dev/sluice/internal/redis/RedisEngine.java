@@ -38,8 +38,10 @@ import java.util.regex.Pattern;
  * one script (assembled at class load: {@code decide.lua}, whose header documents KEYS, ARGV and
  * the reply, with one fragment per algorithm spliced in), one packed argument for all of them
  * and a packed reply. The script
- * decides every rule, then writes only if all admit: a request denied by one rule takes nothing
- * from the others. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
+ * decides every rule, then writes only if every enforcing rule admits: a request denied by one rule
+ * takes nothing from the others. A shadow rule ({@link Rule#dryRun()}) never blocks the others: when
+ * the enforcing rules admit, every rule that admits takes its cost and a shadow rule that denies
+ * takes nothing. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
  * {@code SCRIPT FLUSH}), the engine sends it once with {@code EVAL}, which also caches it again.
  *
  * <p><b>Keys.</b> One key per rule per client: {@code <keyPrefix>{<rule>:<clientKey>}}. The hash
@@ -47,9 +49,11 @@ import java.util.regex.Pattern;
  * state is back to full, plus at most a second.
  *
  * <p><b>Cluster.</b> Keys of different rules hash to different slots, so with
- * {@code cluster=true} each rule is decided by its own call (still one round trip per rule) and
- * atomicity is per rule: a request denied by a later rule may already have taken from an earlier
- * one. Single-rule requests are unaffected.
+ * {@code cluster=true} each rule of a request is decided by its own call, in order (one round trip
+ * per rule); when an enforcing rule denies, the earlier rules give back what they took and the later
+ * ones are evaluated without writing, so a denied request takes nothing from any rule, as on
+ * standalone (a round trip more per earlier rule, only for such denials). Single-rule requests are
+ * unaffected.
  *
  * <p><b>Clock.</b> {@code redisClock=true}: the script reads Redis's {@code TIME}, one clock for
  * the fleet. {@code false}: the caller passes {@code clock.millis()}; states never move back in
@@ -67,13 +71,26 @@ public final class RedisEngine implements RateLimiter {
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
     static final String SHA = sha1Hex(SCRIPT_BYTES);
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
-    /** ARGV[1]: now (a double), then per acquisition the algorithm (a byte) and 5 doubles; see decide.lua. */
+    /** ARGV[1]: now (a double), then per acquisition the algorithm and the mode (bytes) and 5 doubles; see decide.lua. */
     private static final int NOW_BYTES = 8;
-    private static final int RULE_BYTES = 1 + 5 * 8;
+    private static final int RULE_BYTES = 2 + 5 * 8;
+    private static final int MODE_OFFSET = 1;
     private static final int COST_OFFSET = RULE_BYTES - 8;
+    /** A give-back's rule is followed by what its decision took: taken ms, fraction, given back (doubles). */
+    private static final int TAKEN_BYTES = 3 * 8;
     /** "Read Redis's TIME" in place of the time. */
     private static final double REDIS_TIME = -1;
+    /**
+     * Doubles per rule in the reply: allowed, remaining, retry-after (a rule that took: its taken ms),
+     * reset, next, delay (a rule that took, but a leaky bucket: its taken fraction; a leaky bucket that
+     * took sends that after the delay); a bucket that took then sends its refund counter.
+     */
     private static final int REPLY_PER_RULE = 6;
+    /** A rule's mode in ARGV[1] (decide.lua): whether its denial refuses the request; or what else to do. */
+    private static final byte ENFORCING = 0;
+    private static final byte SHADOW = 1;
+    private static final byte EVALUATE = 2;
+    private static final byte GIVE_BACK = 3;
 
     private final UnifiedJedis jedis;
     private final String keyPrefix;
@@ -124,33 +141,86 @@ public final class RedisEngine implements RateLimiter {
         if (n == 0) {
             return Decision.none();
         }
-        if (cluster && n > 1) {
-            List<RuleDecision> decisions = new ArrayList<>(n);
-            for (Acquisition a : acquisitions) {
-                decisions.addAll(call(List.of(a), at));
-            }
-            return Decision.of(decisions);
-        }
         if (n > 1) {
             rejectDuplicates(acquisitions);
+            if (cluster) {
+                return Decision.of(decideRuleByRule(acquisitions, at));
+            }
         }
-        return Decision.of(call(acquisitions, at));
+        return Decision.of(call(acquisitions, Call.DECIDE, null, at, now()));
     }
 
-    /** @param at where to put the script's time, or null */
-    private List<RuleDecision> call(List<Acquisition> acquisitions, long[] at) {
+    /**
+     * On a Cluster the rules of a request live in different slots, so each is decided by its own
+     * call, in order. When an enforcing rule denies, what the earlier rules took is given back (each
+     * such call gives back, then evaluates: the rule shows the figures of its state given back) and
+     * the later rules are evaluated without writing (their figures, a denying one named, as a
+     * standalone call reports them: Retry-After is the longest wait of every denying rule). So a
+     * denied request takes nothing from any rule; only while it is being decided can another
+     * request of the same client see an earlier rule's charge. With the instance's clock, every call
+     * is at the same time: what is given back is then exactly what was taken.
+     */
+    private List<RuleDecision> decideRuleByRule(List<Acquisition> acquisitions, long[] at) {
+        int n = acquisitions.size();
+        double now = now();
+        List<RuleDecision> decisions = new ArrayList<>(n);
+        int denied = -1;
+        for (int i = 0; i < n && denied < 0; i++) {
+            Acquisition a = acquisitions.get(i);
+            RuleDecision d = call(List.of(a), Call.DECIDE, null, at, now).get(0);
+            decisions.add(d);
+            if (!d.allowed() && !a.rule().dryRun()) denied = i;
+        }
+        if (denied < 0) {
+            return decisions;
+        }
+        for (int i = 0; i < denied; i++) {
+            RuleDecision d = decisions.get(i);
+            if (d.taken()) {
+                decisions.set(i, call(List.of(acquisitions.get(i)), Call.GIVE_BACK, List.of(d), at, now).get(0));
+            }
+        }
+        for (int i = denied + 1; i < n; i++) {
+            decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, at, now).get(0));
+        }
+        return decisions;
+    }
+
+    /** The time sent with a call: Redis's ({@link #REDIS_TIME}) or the instance's. */
+    private double now() {
+        return redisClock ? REDIS_TIME : clock.millis();
+    }
+
+    /** What a call asks of the script, per rule (decide.lua's modes). */
+    private enum Call {
+        /** Decide, taking from every rule that admits if every enforcing rule does. */
+        DECIDE,
+        /** Decide without writing anything: the figures only. */
+        EVALUATE,
+        /** Give back what each rule's decision took, then evaluate without writing. */
+        GIVE_BACK
+    }
+
+    /**
+     * @param taken for {@link Call#GIVE_BACK}: the decision of each acquisition that took; else null
+     * @param at    where to put the script's time, or null
+     * @param now   the time to send ({@link #now()})
+     */
+    private List<RuleDecision> call(List<Acquisition> acquisitions, Call what, List<RuleDecision> taken, long[] at,
+                                    double now) {
         int n = acquisitions.size();
         RulePlan[] rulePlans = new RulePlan[n];
         List<byte[]> keys = new ArrayList<>(n);
         byte[] request;
         Acquisition first = acquisitions.get(0);
-        if (n == 1 && redisClock && first.cost() == first.rule().cost()) {
+        if (n == 1 && what == Call.DECIDE && redisClock && first.cost() == first.rule().cost()) {
             rulePlans[0] = plans.get(first.rule());
             keys.add(rulePlans[0].key(first.clientKey().value()));
             request = rulePlans[0].onRedisClock; // the common case, encoded once
         } else {
-            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + RULE_BYTES * n).order(ByteOrder.LITTLE_ENDIAN);
-            packed.putDouble(redisClock ? REDIS_TIME : clock.millis());
+            int perRule = what == Call.GIVE_BACK ? RULE_BYTES + TAKEN_BYTES : RULE_BYTES;
+            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + perRule * n).order(ByteOrder.LITTLE_ENDIAN);
+            packed.putDouble(now);
             for (int i = 0; i < n; i++) {
                 Acquisition a = acquisitions.get(i);
                 RulePlan plan = plans.get(a.rule());
@@ -159,20 +229,93 @@ public final class RedisEngine implements RateLimiter {
                 int o = packed.position();
                 packed.put(plan.encoded);
                 packed.putDouble(o + COST_OFFSET, a.cost());
+                if (what == Call.EVALUATE) {
+                    packed.put(o + MODE_OFFSET, EVALUATE);
+                } else if (what == Call.GIVE_BACK) {
+                    packed.put(o + MODE_OFFSET, GIVE_BACK);
+                    RuleDecision.Take take = taken.get(i).take();
+                    packed.putDouble(take.ms()).putDouble(take.fraction()).putDouble(take.givenBack());
+                }
             }
             request = packed.array();
         }
         ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, List.of(request))).order(ByteOrder.LITTLE_ENDIAN);
+        // 6 doubles per rule, more for a bucket that took: a longer reply is an admitted request
+        boolean admitted = what == Call.DECIDE;
+        if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
+            for (int i = 0; i < n && admitted; i++) {
+                admitted = rulePlans[i].rule.dryRun() || reply.getDouble(i * REPLY_PER_RULE * 8) == 1;
+            }
+        }
         List<RuleDecision> decisions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            decisions.add(new RuleDecision(rulePlans[i].rule, reply.getDouble() == 1, (long) reply.getDouble(),
-                    (long) reply.getDouble(), (long) reply.getDouble(), (long) reply.getDouble(), (long) reply.getDouble(),
+            Rule rule = rulePlans[i].rule;
+            boolean allowed = reply.getDouble() == 1;
+            long remaining = (long) reply.getDouble();
+            long retryOrTaken = (long) reply.getDouble(); // a rule that took has no retry-after: its take instead
+            long reset = (long) reply.getDouble();
+            long next = (long) reply.getDouble();
+            boolean took = admitted && allowed;
+            boolean leaky = rule.algorithm() == Algorithm.LEAKY_BUCKET;
+            long delayOrFraction = (long) reply.getDouble(); // a rule that took, but for leaky-bucket: its taken fraction
+            long delay = leaky || !took ? delayOrFraction : 0;
+            RuleDecision.Take take = null;
+            if (took) {
+                long fraction = leaky ? (long) reply.getDouble() : delayOrFraction;
+                long givenBack = isBucket(rule.algorithm()) ? (long) reply.getDouble() : 0;
+                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack);
+            }
+            decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay, take,
                     RuleDecision.Source.REDIS));
         }
         if (at != null) {
             at[0] = (long) reply.getDouble();
         }
         return decisions;
+    }
+
+    /**
+     * Gives back what the decisions in {@code taken} took (those that took anything), in one call
+     * for all the rules (one per rule on a Cluster, where their keys live in different slots): each
+     * algorithm's give-back, in the script (docs/algorithms.md, "Giving back"). A failure is thrown
+     * as for a decision; nothing is retried.
+     */
+    @Override
+    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        giveBack(acquisitions, taken, null);
+    }
+
+    /**
+     * Gives back as {@link #giveBack(List, List)} and tells the time, in ms since the epoch, that the
+     * script gave back at ({@code Long.MIN_VALUE} if nothing was taken): what tests need to hold a
+     * Redis-clock give-back against the reference semantics.
+     */
+    public long giveBackTimed(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        long[] at = {Long.MIN_VALUE};
+        giveBack(acquisitions, taken, at);
+        return at[0];
+    }
+
+    private void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken, long[] at) {
+        int n = acquisitions.size();
+        List<Acquisition> back = new ArrayList<>(n);
+        List<RuleDecision> from = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            if (taken.get(i).taken()) {
+                back.add(acquisitions.get(i));
+                from.add(taken.get(i));
+            }
+        }
+        if (back.isEmpty()) {
+            return;
+        }
+        if (cluster && back.size() > 1) {
+            for (int i = 0; i < back.size(); i++) {
+                call(List.of(back.get(i)), Call.GIVE_BACK, List.of(from.get(i)), at, now());
+            }
+        } else {
+            call(back, Call.GIVE_BACK, from, at, now());
+        }
     }
 
     private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {
@@ -206,6 +349,11 @@ public final class RedisEngine implements RateLimiter {
                 }
             }
         }
+    }
+
+    /** Whether the script sends what a rule took as three doubles (the buckets: their refund counter too). */
+    private static boolean isBucket(Algorithm algorithm) {
+        return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
     }
 
     /** The key of {@code rule} for {@code clientKey}, as the script sees it. */
@@ -244,6 +392,7 @@ public final class RedisEngine implements RateLimiter {
             this.keyHead = (keyPrefix + "{" + rule.name() + ":").getBytes(StandardCharsets.UTF_8);
             this.encoded = ByteBuffer.allocate(RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
                     .put(algorithmId(rule.algorithm()))
+                    .put(rule.dryRun() ? SHADOW : ENFORCING)
                     .putDouble(rule.limit())
                     .putDouble(rule.windowMillis())
                     .putDouble(rule.burst())

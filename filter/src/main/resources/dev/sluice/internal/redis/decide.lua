@@ -1,28 +1,40 @@
 --[[
-decide.lua: decides every rule of one request in one call, atomically.
+decide.lua: decides every rule of one request in one call, atomically; or gives back what an
+admitted request took, in one call for all its rules.
 
 KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}
-ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<Bddddd' per acquisition):
+ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' per acquisition):
           now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
-          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), limit, window ms,
-          burst, max delay ms, cost
-Reply     a string, little-endian doubles (struct.pack '<d' x (6 x keys + 1)): per key allowed
-          (1 or 0), remaining, retry-after ms, reset ms, next ms (until remaining grows; the
-          retry-after when denied), delay ms; then the time decided at, ms since the epoch
+          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), mode, limit, window ms,
+          burst, max delay ms, cost; for mode 3 followed by '<ddd': taken ms, fraction, given
+          back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
+          nothing); 2 evaluate only (write nothing); 3 give back what the request took, then
+          evaluate only
+Reply     a string, little-endian doubles (struct.pack '<d'): per key allowed (1 or 0),
+          remaining, retry-after ms, reset ms, next ms (until remaining grows; the retry-after when
+          denied), delay ms; then the time decided at, ms since the epoch. A rule that took the
+          request's cost (allowed, and the request admitted) has no retry-after: in its place it
+          sends taken ms, and taken fraction in place of the delay (leaky-bucket: after the delay);
+          then the buckets (4, 5, 6) their refund counter, given back: what identifies its take in
+          the state, for a give-back
 
-Either every rule admits the request and each takes its cost, or nothing is written at all:
-a request denied by one rule takes nothing from the others. A rule that would admit a denied
-request reports allowed = 1 with the figures of its untouched state.
+Either every enforcing rule admits the request and each rule that admits takes its cost, or
+nothing is written at all: a request denied by one rule takes nothing from the others. A shadow
+rule (mode 1) never blocks the others: when it denies, it takes nothing and the request is decided
+by the enforcing rules. A rule that would admit a denied request reports allowed = 1 with the
+figures of its untouched state; so does every rule of a call in modes 2 and 3, which writes no
+decision (a request on Redis Cluster whose rules live in different slots: see RedisEngine).
 
 Each algorithm is a fragment, spliced in below where its name stands (RedisEngine assembles the
 script once): a block of plain code, the translation of its dev.sluice.internal.algorithm class,
 that reads key, now, limit, window, burst, max_delay and cost, reads the key and writes nothing,
 and sets what the class's Verdict holds: admits; remaining_now, reset_now, next_now (the figures
 when nothing is taken; next is the time until remaining grows, 0 when waiting cannot raise it);
-retry (denied); remaining_after, reset_after, next_after, delay (admitted); and what to write:
-state and ttl (SET key state PX ttl), or for sliding-window-log the time its entries are logged
-at, in state.
+retry (denied); remaining_after, reset_after, next_after, delay, taken_ms, taken_fraction
+(admitted); and what to write: state and ttl (SET key state PX ttl), or for sliding-window-log the
+time its entries are logged at, in state. give-back.lua, the translation of the classes'
+giveBack, writes the state given back (SETRANGE, ZREM) before the fragment reads it.
 
 Cost: Redis runs this whole body on every call, and in its Lua 5.1 every function call, closure,
 table and string costs hundreds of CPU instructions, each redis.call and each argument thousands.
@@ -48,12 +60,20 @@ end
 local n = #KEYS
 local several = n > 1 and {} or nil -- the verdicts, kept for the writes only when there are several rules
 local admitted = true
-local algorithm, limit, window, burst, max_delay, cost, key
+local algorithm, mode, limit, window, burst, max_delay, cost, key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
+local taken_ms, taken_fraction, taken_given
 local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
 for i = 1, n do
-  algorithm, limit, window, burst, max_delay, cost, pos = decode('<Bddddd', request, pos)
+  algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<BBddddd', request, pos)
   key = KEYS[i]
+  if mode >= 2 then
+    admitted = false -- evaluate only: no decision is written
+    if mode == 3 then
+      taken_ms, taken_fraction, taken_given, pos = decode('<ddd', request, pos)
+      --[[ give-back.lua ]]
+    end
+  end
   if algorithm == 4 then
     --[[ token-bucket.lua ]]
   elseif algorithm == 6 then
@@ -69,14 +89,20 @@ for i = 1, n do
   else
     return redis.error_reply('ERR sluice: unknown algorithm ' .. algorithm)
   end
-  admitted = admitted and admits
+  if not admits and mode == 0 then
+    admitted = false -- a shadow rule's denial refuses nothing
+  end
   if several then
     several[i] = { algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry,
-                   remaining_after, reset_after, next_after, delay, state, ttl, log_foreign, log_index }
+                   remaining_after, reset_after, next_after, delay, state, ttl, log_foreign, log_index, taken_ms,
+                   taken_fraction, taken_given }
   end
 end
 
-if n == 1 and not admits then
+if n == 1 and not (admitted and admits) then
+  if admits then
+    return encode('<ddddddd', 1, remaining_now, 0, reset_now, next_now, 0, now)
+  end
   return encode('<ddddddd', 0, remaining_now, retry, reset_now, retry, 0, now)
 end
 
@@ -84,14 +110,15 @@ local reply = several and {} or nil
 for i = 1, n do
   if several then
     algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after,
-        next_after, delay, state, ttl, log_foreign, log_index = unpack(several[i], 1, 17)
+        next_after, delay, state, ttl, log_foreign, log_index, taken_ms, taken_fraction, taken_given = unpack(several[i], 1, 20)
     key = KEYS[i]
   end
-  if admitted then
+  if admitted and admits then
     if algorithm ~= 3 then
       call('SET', key, state, 'PX', format('%d', ttl))
     else
-      -- sliding-window-log: trim to the window, log cost entries at `state`, members unique within the window
+      -- sliding-window-log: trim to the window, log cost entries at `state`, members the time and
+      -- the entry's index among those of that ms, 8 bytes (struct '>I6I2')
       if log_foreign then
         call('DEL', key)
       end
@@ -100,7 +127,6 @@ for i = 1, n do
       if not log_index then
         log_index = call('ZCOUNT', key, score, score)
       end
-      local member = (state % window) * limit + log_index
       local logged = 0
       while logged < cost do
         local args = {}
@@ -110,7 +136,7 @@ for i = 1, n do
         end
         for j = 1, batch do
           args[2 * j - 1] = score
-          args[2 * j] = format('%d', member + logged + j - 1)
+          args[2 * j] = encode('>I6I2', state, log_index + logged + j - 1)
         end
         call('ZADD', key, unpack(args))
         logged = logged + batch
@@ -118,13 +144,25 @@ for i = 1, n do
       call('PEXPIRE', key, format('%d', ttl))
     end
     if not several then
-      return encode('<ddddddd', 1, remaining_after, 0, reset_after, next_after, delay, now)
+      if algorithm == 5 then
+        return encode('<ddddddddd', 1, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given,
+            now)
+      elseif algorithm >= 4 then
+        return encode('<dddddddd', 1, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
+      end
+      return encode('<ddddddd', 1, remaining_after, taken_ms, reset_after, next_after, taken_fraction, now)
     end
   end
-  local o = (i - 1) * 6
-  if admitted then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
-        1, remaining_after, 0, reset_after, next_after, delay
+  local o = #reply
+  if admitted and admits then
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, remaining_after, taken_ms, reset_after, next_after
+    if algorithm == 5 then
+      reply[o + 6], reply[o + 7], reply[o + 8] = delay, taken_fraction, taken_given
+    elseif algorithm >= 4 then
+      reply[o + 6], reply[o + 7] = taken_fraction, taken_given
+    else
+      reply[o + 6] = taken_fraction
+    end
   elseif admits then
     reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
         1, remaining_now, 0, reset_now, next_now, 0
@@ -133,5 +171,5 @@ for i = 1, n do
         0, remaining_now, retry, reset_now, retry, 0
   end
 end
-reply[n * 6 + 1] = now
-return encode('<' .. string.rep('d', n * 6 + 1), unpack(reply))
+reply[#reply + 1] = now
+return encode('<' .. string.rep('d', #reply), unpack(reply))

@@ -1,44 +1,73 @@
 --[[
 gcra.lua: dev.sluice.internal.algorithm.Gcra, a fragment of decide.lua.
-State: struct '<Bdd' 6, TAT ms, remainder (the theoretical arrival time is ms + remainder / limit);
-PX = time until the TAT + MARGIN. The emission interval window / limit is exactly `window` units
-of ms x limit; the same answers as the token bucket.
+State: struct '<BdI7I4I7' 6, the latest time a request took at (ms), how far the TAT is ahead of it
+(in ms x limit), the limit that is counted in, refunded (what was given back so far, modulo 2^52);
+27 bytes; PX = time until the TAT + MARGIN. The emission interval window / limit is exactly `window` units
+of ms x limit; the same answers as the token bucket. The TAT stays when the figures change; a
+remainder of another limit is rounded up to a whole ms.
 ]]
 local cap = burst * window
 local ahead = 0 -- how far the TAT is ahead of now, in ms x limit
+local far, far_remainder -- a TAT beyond any admission (Gcra.farLeadMs): its lead in ms, its remainder
 local stored = pcall('GET', key)
-if stored and #stored == 17 then
-  local tag, ms, remainder = decode('<Bdd', stored)
-  if tag == 6 and ms >= now then
-    local lead = ms - now
-    local max_lead = (cap + -cap % limit) / limit + window -- Gcra.maxLeadMs: beyond, any lead denies alike
-    if lead > max_lead then
-      lead = max_lead
+local stamp, refunded = now, 0 -- the latest time a request took at; what was given back so far
+if stored and #stored == 27 then
+  local tag, stored_stamp, ahead_of_stamp, scale, stored_refunded = decode('<BdI7I4I7', stored)
+  if tag == 6 then
+    local remainder = ahead_of_stamp % scale -- the stored time: stored_stamp + ahead_of_stamp / scale ms
+    local ms = stored_stamp + (ahead_of_stamp - remainder) / scale
+    if stored_stamp > now then
+      stamp = stored_stamp
     end
-    ahead = lead * limit + remainder
+    refunded = stored_refunded
+    if scale ~= limit and remainder > 0 then -- counted in another limit's units: up to the next ms
+      ms, remainder = ms + 1, 0
+    end
+    if ms >= now then
+      local lead = ms - now
+      if lead > (cap + -cap % limit) / limit + window then -- Gcra.maxLeadMs
+        far, far_remainder = lead, remainder
+      else
+        ahead = lead * limit + remainder
+      end
+    end
   end
 end
-local x = cap - ahead
-remaining_now, reset_now, next_now = (x - x % window) / window, (ahead + -ahead % limit) / limit, 0
-if ahead > 0 then -- until one more whole token: ahead falls to cap - (tokens + 1) x window
-  local whole = remaining_now
-  if whole < 0 then
-    whole = 0
+if far then
+  -- denied; lead x limit could leave the exact range, so the figures are worked out in ms
+  admits, remaining_now, reset_now, next_now, retry = false, -1, far, 0, window
+  if far_remainder > 0 then
+    reset_now = far + 1
   end
-  x = ahead - cap + (whole + 1) * window
-  next_now = (x + -x % limit) / limit
-end
-local after = ahead + cost * window
-if cost > burst then
-  admits, retry = false, window
-elseif after > cap then
-  x = after - cap
-  admits, retry = false, (x + -x % limit) / limit
+  if cost <= burst then
+    local x = far_remainder + cost * window - cap
+    retry = far + (x + -x % limit) / limit
+  end
 else
-  x = cap - after
-  remaining_after, reset_after = (x - x % window) / window, (after + -after % limit) / limit
-  x = after - cap + (remaining_after + 1) * window
-  admits, next_after, delay = true, (x + -x % limit) / limit, 0
-  local whole = (after - after % limit) / limit
-  state, ttl = encode('<Bdd', 6, now + whole, after - whole * limit), reset_after + MARGIN
+  local x = cap - ahead
+  remaining_now, reset_now, next_now = (x - x % window) / window, (ahead + -ahead % limit) / limit, 0
+  if ahead > 0 then -- until one more whole token: ahead falls to cap - (tokens + 1) x window
+    local whole = remaining_now
+    if whole < 0 then
+      whole = 0
+    end
+    x = ahead - cap + (whole + 1) * window
+    next_now = (x + -x % limit) / limit
+  end
+  local after = ahead + cost * window
+  if cost > burst then
+    admits, retry = false, window
+  elseif after > cap then
+    x = after - cap
+    admits, retry = false, (x + -x % limit) / limit
+  else
+    x = cap - after
+    remaining_after, reset_after = (x - x % window) / window, (after + -after % limit) / limit
+    x = after - cap + (remaining_after + 1) * window
+    admits, next_after, delay = true, (x + -x % limit) / limit, 0
+    local whole = (after - after % limit) / limit
+    taken_ms, taken_fraction = now + whole, after - whole * limit
+    state, ttl = encode('<BdI7I4I7', 6, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
+    taken_given = refunded
+  end
 end

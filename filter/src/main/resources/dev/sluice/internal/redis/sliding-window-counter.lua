@@ -1,17 +1,20 @@
 --[[
 sliding-window-counter.lua: dev.sluice.internal.algorithm.SlidingWindowCounter, a fragment of
-decide.lua. State: struct '<Bddd' 2, window start ms, current, previous (25 bytes); PX = end of
-the next window + MARGIN. Counts are weighted in units of ms (count x window) to stay integers.
+decide.lua. State: struct '<Bddd' 2, end ms (of the current count's window), current, previous
+(25 bytes); PX = end of the next window + MARGIN. Counts are weighted in units of ms
+(count x window) to stay integers. A stored end is read rounded up to a multiple of the window
+(it is one unless the window changed).
 ]]
 local start = now - now % window
 local current, previous = 0, 0
 local stored = pcall('GET', key)
 if stored and #stored == 25 then
-  local tag, stored_start, stored_current, stored_previous = decode('<Bddd', stored)
+  local tag, stored_end, stored_current, stored_previous = decode('<Bddd', stored)
   if tag == 2 then
-    if stored_start >= start then
-      start, current, previous = stored_start, stored_current, stored_previous
-    elseif stored_start == start - window then
+    stored_end = stored_end + -stored_end % window
+    if now < stored_end then -- the stored current count's window; a lagging caller is at its start
+      start, current, previous = stored_end - window, stored_current, stored_previous
+    elseif now < stored_end + window then
       previous = stored_current
     end
   end
@@ -75,5 +78,6 @@ else
     next_after = start + window + (x > 0 and x or 0) - now
   end
   admits, reset_after, delay = true, start + 2 * window - now, 0
-  state, ttl = encode('<Bddd', 2, start, counted, previous), start + 2 * window - now + MARGIN
+  state, ttl = encode('<Bddd', 2, start + window, counted, previous), start + 2 * window - now + MARGIN
+  taken_ms, taken_fraction = start + window, 0
 end

@@ -1,8 +1,9 @@
 --[[
 sliding-window-log.lua: dev.sluice.internal.algorithm.SlidingWindowLog, a fragment of decide.lua.
-State: a sorted set, one entry per admitted token: score = its time in ms, member = (time mod
-window) x limit + its index among the entries of that ms, an integer unique within one window.
-Trimmed to the window on each admission; PEXPIRE = one window after the newest entry + MARGIN.
+State: a sorted set, one entry per admitted token: score = its time in ms, member = the time and
+its index among the entries of that ms, 8 bytes (struct '>I6I2'; unique whatever the rule's
+figures, which may change: a plan switch, a reload). Trimmed to the window on each
+admission; PEXPIRE = one window after the newest entry + MARGIN.
 A request of cost c logs c entries. Sets, for decide.lua's writes: state = the time the entries
 are logged at, log_foreign = whether the key holds another type (deleted first), log_index = the
 index of the first entry (nil: count the entries already at that time).
@@ -37,5 +38,5 @@ else
   end
   admits, remaining_after, reset_after, next_after, delay = true, limit - in_window - cost, at + window - now,
       oldest + window - now, 0
-  state, ttl = at, at + window - now + MARGIN
+  state, ttl, taken_ms, taken_fraction = at, at + window - now + MARGIN, at, 0
 end

@@ -4,8 +4,9 @@ dev.sluice.internal.redis.SyncScript): once per sync interval, one call for many
 Adds what the instance counted since its last sync to each key's window and returns the fleet's counts.
 
 KEYS[i]   the state key of a rule's client, <key-prefix>{<rule>:<client key>}: the key decide.lua keeps,
-          in its format (fixed-window '<Bdd' 1, start, count; sliding-window-counter '<Bddd' 2, start,
-          current, previous), so that exact and approximate decisions count together
+          in its format (fixed-window '<Bdd' 1, end, count; sliding-window-counter '<Bddd' 2, end,
+          current, previous: end is when the current count's window ends), so that exact and
+          approximate decisions count together; here a window is named by its start (end - window)
 ARGV[1]   little-endian binary: struct '<d' now in ms since the epoch (negative: read the server's TIME,
           clock=redis); then per key '<Bdddd': algorithm (1 fixed-window, 2 sliding-window-counter),
           window ms, the start of the window the instance counts in, its count there, its count in the
@@ -42,7 +43,7 @@ for i = 1, #KEYS do
     if stored and #stored == 17 then
       tag, a, b = decode('<Bdd', stored)
       if tag == 1 then
-        s, c = a, b
+        s, c = a - window, b
       end
     end
     if dc ~= 0 then
@@ -60,14 +61,14 @@ for i = 1, #KEYS do
         ttl = s + window - now + MARGIN
       end
       if ttl and ttl >= 1 then
-        call('SET', key, encode('<Bdd', 1, s, c), 'PX', format('%d', ttl))
+        call('SET', key, encode('<Bdd', 1, s + window, c), 'PX', format('%d', ttl))
       end
     end
   elseif algorithm == 2 then
     if stored and #stored == 25 then
       tag, a, b, d = decode('<Bddd', stored)
       if tag == 2 then
-        s, c, p = a, b, d
+        s, c, p = a - window, b, d
       end
     end
     if dc ~= 0 or dp ~= 0 then
@@ -94,7 +95,7 @@ for i = 1, #KEYS do
       end
       ttl = s + 2 * window - now + MARGIN
       if ttl >= 1 then
-        call('SET', key, encode('<Bddd', 2, s, c, p), 'PX', format('%d', ttl))
+        call('SET', key, encode('<Bddd', 2, s + window, c, p), 'PX', format('%d', ttl))
       end
     end
   else

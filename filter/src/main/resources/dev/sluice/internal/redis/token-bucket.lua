@@ -1,15 +1,41 @@
 --[[
 token-bucket.lua: dev.sluice.internal.algorithm.TokenBucket, a fragment of decide.lua.
-State: struct '<Bdd' 4, tokens x window, ms (17 bytes); PX = time to a full bucket + MARGIN.
-Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit units.
-The stored time never moves backwards: a caller whose clock lags refills nothing.
+State: struct '<BI7I6I7I7' 4, tokens x window, ms, window, refunded (what was given back so far,
+modulo 2^52; 28 bytes: ms below 2^48, the year 10889); PX = time to a full bucket + MARGIN. Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit
+units. The stored time never moves backwards: a caller whose clock lags refills nothing. Tokens
+scaled by another window (the rule's window changed) are rescaled exactly, rounded down.
 ]]
 local cap = burst * window
-local tokens, at = cap, now
+local tokens, at, refunded = cap, now, 0
 local stored = pcall('GET', key)
-if stored and #stored == 17 then
-  local tag, units, stamp = decode('<Bdd', stored)
+if stored and #stored == 28 then
+  local tag, units, stamp, scale, stored_refunded = decode('<BI7I6I7I7', stored)
   if tag == 4 then
+    refunded = stored_refunded
+    if scale ~= window then
+      -- floor(units x window / scale) exactly: whole tokens, then the fraction by binary long
+      -- multiplication, every intermediate below 2^53 (scale and window are at most 2^50)
+      local whole = (units - units % scale) / scale
+      if whole >= burst then
+        units = cap
+      else
+        local fraction, q, rest, w, bit = units % scale, 0, 0, window, 1125899906842624
+        while bit >= 1 do
+          q, rest = q * 2, rest * 2
+          if rest >= scale then
+            q, rest = q + 1, rest - scale
+          end
+          if w >= bit then
+            w, rest = w - bit, rest + fraction
+            if rest >= scale then
+              q, rest = q + 1, rest - scale
+            end
+          end
+          bit = bit / 2
+        end
+        units = whole * window + q
+      end
+    end
     if units > cap then
       units = cap
     end
@@ -42,5 +68,8 @@ else
   reset_after = skew + (x + -x % limit) / limit
   x = (remaining_after + 1) * window - left
   admits, next_after, delay = true, skew + (x + -x % limit) / limit, 0
-  state, ttl = encode('<Bdd', 4, left, at), reset_after + MARGIN
+  state, ttl = encode('<BI7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
+  x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
+  taken_fraction, taken_given = x % limit, refunded
+  taken_ms = at + (x - taken_fraction) / limit
 end

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.math.BigInteger;
 import java.time.Duration;
 import java.util.List;
 
@@ -479,6 +480,37 @@ public abstract class AlgorithmSpec {
     }
 
     @Test
+    void aShadowRuleThatDeniesRefusesNothingAndTakesNothing() {
+        Rule api = rule("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+        Rule shadow = rule("trial", Algorithm.FIXED_WINDOW, 2, Duration.ofMinutes(1)).withDryRun(true);
+        List<Acquisition> request = List.of(new Acquisition(api, ClientKey.parse("a")), new Acquisition(shadow, ClientKey.parse("a")));
+        for (int i = 0; i < 5; i++) {
+            Decision d = engine.decide(request);
+            assertThat(d.allowed()).as("request %d", i).isTrue();
+            assertThat(d.rules().get(0).remaining()).as("the enforcing rule takes every time").isEqualTo(9 - i);
+            assertThat(d.rules().get(1).allowed()).as("the shadow rule admits twice").isEqualTo(i < 2);
+        }
+        Decision d = engine.decide(List.of(new Acquisition(shadow, ClientKey.parse("a"), 1)));
+        assertThat(d.rules().get(0).remaining()).as("the shadow rule took only while it admitted").isZero();
+        assertThat(d.shadowDenied()).hasSize(1);
+        assertThat(d.allowed()).isTrue();
+    }
+
+    @Test
+    void anEnforcingDenialTakesNothingFromAShadowRule() {
+        Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        Rule shadow = rule("trial", Algorithm.SLIDING_WINDOW_LOG, 10, Duration.ofMinutes(1)).withDryRun(true);
+        List<Acquisition> request = List.of(new Acquisition(shadow, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("a")));
+        assertThat(engine.decide(request).allowed()).isTrue();
+        for (int i = 0; i < 3; i++) {
+            Decision denied = engine.decide(request);
+            assertThat(denied.allowed()).isFalse();
+            assertThat(denied.violated()).extracting(r -> r.rule().name()).containsExactly("strict");
+            assertThat(denied.rules().get(0).remaining()).as("the shadow rule took nothing").isEqualTo(9);
+        }
+    }
+
+    @Test
     void admittedRequestTakesFromEveryRuleAndReportsEach() {
         Rule a = rule("a", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         Rule b = rule("b", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
@@ -528,6 +560,206 @@ public abstract class AlgorithmSpec {
             assertThat(d.rules().get(1).nextMs()).as("a denying rule's next is its retry-after")
                     .isEqualTo(d.rules().get(1).retryAfterMs()).isEqualTo(60_000);
         }
+    }
+
+    // ---- giving back (rule.<r>.count): never better than if the request had never happened ----
+
+    private void giveBack(RuleDecision taken, String client, long cost) {
+        engine.giveBack(List.of(new Acquisition(taken.rule(), ClientKey.parse(client), cost)), List.of(taken));
+    }
+
+    @Test
+    void aGiveBackRightAfterTheRequestLeavesTheStateAsIfItNeverHappened() {
+        for (Algorithm algorithm : Algorithm.values()) {
+            Rule r = algorithm == Algorithm.LEAKY_BUCKET ? leaky(10, Duration.ofMinutes(1), 10, Duration.ofMinutes(1))
+                    : rule(algorithm.id(), algorithm, 10, Duration.ofMinutes(1));
+            clock.set(T0 + 15_000);
+            ask(r, "a", 3);
+            RuleDecision taken = ask(r, "a", 2);
+            assertThat(taken.taken()).as(algorithm.id()).isTrue();
+            giveBack(taken, "a", 2);
+            RuleDecision after = ask(r, "a", 2);
+            ask(r, "b", 3);
+            RuleDecision never = ask(r, "b", 2);
+            assertThat(List.of(after.remaining(), after.resetMs(), after.nextMs(), after.delayMs())).as(algorithm.id())
+                    .isEqualTo(List.of(never.remaining(), never.resetMs(), never.nextMs(), never.delayMs()));
+        }
+    }
+
+    @Test
+    void aFixedWindowGivesBackTheCostWhileItsWindowLastsAndNothingAfter() {
+        Rule r = rule("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+        clock.set(T0 + 10_000);
+        RuleDecision first = ask(r, "a", 2);
+        ask(r, "a", 1); // another request of the same client, in between
+        giveBack(first, "a", 2);
+        assertThat(ask(r, "a", 1).remaining()).as("only the first request's 2 came back").isEqualTo(3);
+        RuleDecision late = ask(r, "a", 2);
+        clock.set(T0 + 60_000); // the next window
+        giveBack(late, "a", 2);
+        assertThat(ask(r, "a", 1).remaining()).as("a count that has ended gives nothing back").isEqualTo(4);
+    }
+
+    @Test
+    void aSlidingWindowCounterGivesBackFromThePreviousWindowOnceTheWindowTurned() {
+        Rule r = rule("swc", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofMinutes(1));
+        clock.set(T0 + 30_000);
+        RuleDecision taken = ask(r, "a", 4);
+        clock.set(T0 + 90_000); // half way into the next window: the 4 weigh 2
+        RuleDecision before = ask(r, "a", 11); // denied: takes nothing, shows the state
+        giveBack(taken, "a", 4);
+        RuleDecision after = ask(r, "a", 11);
+        assertThat(before.remaining()).isEqualTo(8);
+        assertThat(after.remaining()).as("the previous window's 4 are gone").isEqualTo(10);
+    }
+
+    @Test
+    void aTokenBucketGivesBackNoMoreThanWouldHaveRefilledIntoAFullBucket() {
+        Rule r = rule("tb", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1)); // a token every 6 s
+        RuleDecision taken = ask(r, "a", 2);
+        clock.advance(9_000); // 1.5 tokens refilled: without the request, the bucket would have stayed full
+        giveBack(taken, "a", 2);
+        RuleDecision d = ask(r, "a", 1);
+        assertThat(List.of(d.remaining(), d.nextMs())).as("full again, not 10.5 tokens").containsExactly(9L, 6_000L);
+    }
+
+    @Test
+    void gcraGivesBackWhatTheRequestPushedAtMostWhileItIsStillAhead() {
+        Rule r = rule("gcra", Algorithm.GCRA, 10, Duration.ofMinutes(1)); // a token every 6 s
+        ask(r, "a", 4); // 24 s from full
+        RuleDecision taken = ask(r, "a", 2); // 36 s from full
+        clock.advance(3_000);
+        giveBack(taken, "a", 2);
+        RuleDecision d = ask(r, "a", 11); // denied, takes nothing
+        assertThat(d.resetMs()).as("as if only the 4 had been taken 3 s ago").isEqualTo(21_000);
+    }
+
+    @Test
+    void twoRequestsGivenBackNeverGiveBackMoreThanIfNeitherHadHappened() {
+        for (Algorithm algorithm : List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA)) {
+            Rule r = rule(algorithm.id(), algorithm, 10, Duration.ofMinutes(1)); // a token every 6 s
+            RuleDecision one = ask(r, "a", 2);
+            RuleDecision two = ask(r, "a", 2);
+            clock.advance(1_000);
+            giveBack(one, "a", 2); // 11 s before the bucket the first left would have been full: 1 5/6 tokens
+            giveBack(two, "a", 2); // the rest: full, as if neither had happened
+            assertThat(List.of(ask(r, "a", 11).remaining(), ask(r, "a", 1).nextMs())).as(algorithm.id())
+                    .containsExactly(10L, 6_000L);
+            RuleDecision three = ask(r, "b", 2);
+            RuleDecision four = ask(r, "b", 2);
+            clock.advance(1_000);
+            giveBack(four, "b", 2); // nothing happened since: undone
+            giveBack(three, "b", 2); // then nothing since this one either
+            assertThat(List.of(ask(r, "b", 11).remaining(), ask(r, "b", 1).nextMs())).as(algorithm.id())
+                    .containsExactly(10L, 6_000L);
+            RuleDecision five = ask(r, "c", 2);
+            RuleDecision six = ask(r, "c", 2);
+            ask(r, "c", 1); // kept
+            clock.advance(1_000);
+            giveBack(six, "c", 2); // 23 s before the bucket six left would have been full: all 2
+            giveBack(five, "c", 2); // 11 s, less the 2 given back since: nothing
+            assertThat(ask(r, "c", 11).remaining()).as("%s: never more than if neither had happened", algorithm.id())
+                    .isEqualTo(7);
+        }
+    }
+
+    @Test
+    void aRuleThatTookNothingHasNothingToGiveBack() {
+        Rule strict = rule("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        Rule shadow = rule("trial", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1)).withDryRun(true);
+        ask(strict, "a");
+        ask(shadow, "a");
+        Decision d = engine.decide(List.of(new Acquisition(shadow, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("b"))));
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.rules()).extracting(RuleDecision::taken).containsExactly(false, true);
+        Decision denied = engine.decide(List.of(new Acquisition(strict, ClientKey.parse("a"))));
+        assertThat(denied.rules().get(0).taken()).isFalse();
+    }
+
+    // ---- changed figures: a plan switch, a reload (the state belongs to the rule's name and the client) ----
+
+    @Test
+    void aClientMovingToAnotherPlanKeepsItsCount() {
+        Rule free = rule("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+        Rule pro = free.toBuilder().limit(20).plan("pro").build();
+        clock.set(T0 + 10_000);
+        assertThat(admitted(free, "a", 7)).isEqualTo(5);
+        RuleDecision upgraded = ask(pro, "a");
+        assertThat(upgraded.allowed()).isTrue();
+        assertThat(upgraded.remaining()).as("the 5 of the free plan count against the pro plan's 20").isEqualTo(14);
+        assertThat(ask(free, "a").allowed()).as("and the 6 against the free plan's 5").isFalse();
+    }
+
+    @Test
+    void aFixedWindowCountLastsUntilItsWindowEndsWhenTheWindowChanges() {
+        Rule hourly = rule("api", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
+        Rule perMinute = hourly.toBuilder().limit(10).window(Duration.ofMinutes(1)).build();
+        long hour = Math.floorDiv(T0, 3_600_000L) * 3_600_000L + 3_600_000L;
+        clock.set(hour + 600_000); // 10 minutes into an hour
+        assertThat(admitted(hourly, "a", 50)).isEqualTo(50);
+        clock.set(hour + 1_200_000);
+        RuleDecision d = ask(perMinute, "a");
+        assertThat(d.allowed()).as("the hour's 50 still count").isFalse();
+        assertThat(d.retryAfterMs()).as("until the hour they were counted in ends").isEqualTo(2_400_000);
+        clock.set(hour + 3_600_000);
+        assertThat(ask(perMinute, "a").remaining()).as("then the minutes count afresh").isEqualTo(9);
+    }
+
+    @Test
+    void aTokenBucketKeepsItsTokensCappedAtTheNewBurst() {
+        Rule basic = rule("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+        Rule big = basic.toBuilder().limit(100).plan("big").build();
+        Rule small = bucket("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1), 3);
+        assertThat(admitted(basic, "a", 4)).isEqualTo(4);
+        assertThat(ask(big, "a").remaining()).as("6 tokens kept, not filled up to 100").isEqualTo(5);
+        assertThat(ask(small, "a").remaining()).as("5 capped at the burst of 3").isEqualTo(2);
+    }
+
+    @Test
+    void aTokenBucketsTokensAreRescaledExactlyWhenItsWindowChanges() {
+        // windows of about 3,000 and 8,000 years, chosen where floor(r x w2 / w1) in doubles rounds up
+        long w1 = 94_677_758_210_393L;
+        long w2 = 259_956_414_370_521L;
+        long fraction = 77_437_676_164_617L;
+        Rule before = bucket("api", Algorithm.TOKEN_BUCKET, 1, Duration.ofMillis(w1), 2);
+        Rule after = bucket("api", Algorithm.TOKEN_BUCKET, 1, Duration.ofMillis(w2), 2);
+        assertThat(ask(before, "a", 2).allowed()).isTrue();
+        clock.advance(w1 + fraction); // refilled 1 token and `fraction` units of w1
+        assertThat(ask(before, "a", 1).allowed()).isTrue(); // leaves exactly `fraction` units
+        RuleDecision d = ask(after, "a", 2);
+        long rescaled = BigInteger.valueOf(fraction).multiply(BigInteger.valueOf(w2)).divide(BigInteger.valueOf(w1)).longValueExact();
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.retryAfterMs()).as("1 unit of w2 refills per ms").isEqualTo(2 * w2 - rescaled);
+    }
+
+    @Test
+    void gcraKeepsTheMomentItsBucketIsFullWhenItsFiguresChange() {
+        Rule slow = rule("api", Algorithm.GCRA, 10, Duration.ofMinutes(1)); // a token every 6 s
+        Rule fast = slow.toBuilder().limit(1000).plan("fast").build(); // a token every 60 ms
+        assertThat(admitted(slow, "a", 5)).isEqualTo(5);
+        RuleDecision d = ask(fast, "a");
+        assertThat(d.resetMs()).as("still 30 s from full, and the new interval applies").isEqualTo(30_060);
+        assertThat(d.remaining()).as("half empty under the new plan too").isEqualTo(499);
+    }
+
+    @Test
+    void aLeakyBucketsAdmittedRequestsKeepTheirSlotsWhenItsFiguresChange() {
+        Rule slow = leaky(10, Duration.ofSeconds(1), 10, Duration.ofSeconds(1)); // a slot every 100 ms
+        Rule fast = leaky(100, Duration.ofSeconds(1), 100, Duration.ofSeconds(1)); // every 10 ms
+        assertThat(ask(slow, "a").delayMs()).isZero();
+        assertThat(ask(slow, "a").delayMs()).isEqualTo(100);
+        RuleDecision d = ask(fast, "a");
+        assertThat(d.delayMs()).as("the next free slot stays where it was").isEqualTo(200);
+        assertThat(d.resetMs()).as("then the new slots follow").isEqualTo(210);
+    }
+
+    @Test
+    void aRuleThatChangesAlgorithmStartsItsClientsAfresh() {
+        Rule window = rule("api", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+        Rule bucket = rule("api", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
+        assertThat(admitted(window, "a", 6)).isEqualTo(5);
+        assertThat(ask(bucket, "a").remaining()).isEqualTo(4);
+        assertThat(ask(window, "a").remaining()).as("and back again: afresh once more").isEqualTo(4);
     }
 
     @Test

@@ -34,7 +34,7 @@ class DeniedClientCacheTest {
     private boolean available = true;
 
     private DeniedClientCache cache(RateLimiter redis) {
-        return new DeniedClientCache(redis, true, true, 100, REVALIDATE, () -> available, () -> nanos);
+        return new DeniedClientCache(redis, true, 100, REVALIDATE, () -> available, () -> nanos);
     }
 
     @Test
@@ -216,23 +216,20 @@ class DeniedClientCacheTest {
         assertThat(redis.calls).isEqualTo(3);
     }
 
-    /**
-     * On Redis Cluster each rule is its own call: a request denied by its second rule was charged by
-     * its first. Remembering that denial would spare the first rule later charges Redis alone would
-     * make, so it is not remembered.
-     */
     @Test
-    void onClusterADenialInWhichARuleAdmittedIsNotRemembered() {
+    void aGiveBackForgetsTheClientsDenialOfThatRule() {
         ScriptedRedis redis = new ScriptedRedis().deny(window, 30_000);
-        DeniedClientCache cache = new DeniedClientCache(redis, true, false, 100, REVALIDATE, () -> available, () -> nanos);
-        List<Acquisition> both = List.of(new Acquisition(bucket, ClientKey.parse("ip=1")), new Acquisition(window, ClientKey.parse("u=a")));
-        cache.decide(both);
-        cache.decide(both);
-        assertThat(redis.calls).isEqualTo(2);
+        DeniedClientCache cache = cache(redis);
+        cache.decide(one(window, "ip=1"));
+        cache.decide(one(window, "ip=1"));
+        assertThat(redis.calls).as("remembered").isEqualTo(1);
 
-        cache.decide(one(window, "u=a"));
-        cache.decide(one(window, "u=a"));
-        assertThat(redis.calls).as("a single-rule denial charged nothing: remembered").isEqualTo(3);
+        Acquisition earlier = new Acquisition(window, ClientKey.parse("ip=1"));
+        cache.giveBack(List.of(earlier), List.of(new RuleDecision(window, true, 0, 0, 1000, 1000, 0,
+                new RuleDecision.Take(1000, 0, 0), RuleDecision.Source.REDIS)));
+        cache.decide(one(window, "ip=1"));
+
+        assertThat(redis.calls).as("capacity may have come back: Redis is asked").isEqualTo(2);
     }
 
     @Test
@@ -266,7 +263,7 @@ class DeniedClientCacheTest {
     @Test
     void nothingIsCachedWithTheInstancesOwnClock() {
         ScriptedRedis redis = new ScriptedRedis().deny(bucket, 1000);
-        DeniedClientCache cache = new DeniedClientCache(redis, false, true, 100, REVALIDATE, () -> available, () -> nanos);
+        DeniedClientCache cache = new DeniedClientCache(redis, false, 100, REVALIDATE, () -> available, () -> nanos);
         cache.decide(one(bucket, "ip=1"));
         cache.decide(one(bucket, "ip=1"));
         assertThat(redis.calls).isEqualTo(2);
@@ -284,7 +281,7 @@ class DeniedClientCacheTest {
     @Test
     void holdsAtMostMaxEntriesAndReusesExpiredRoom() {
         ScriptedRedis redis = new ScriptedRedis().deny(bucket, 1000);
-        DeniedClientCache cache = new DeniedClientCache(redis, true, true, 2, REVALIDATE, () -> available, () -> nanos);
+        DeniedClientCache cache = new DeniedClientCache(redis, true, 2, REVALIDATE, () -> available, () -> nanos);
         for (int i = 0; i < 50; i++) cache.decide(one(bucket, "ip=" + i));
         assertThat(cache.size()).isEqualTo(2);
 
@@ -312,7 +309,7 @@ class DeniedClientCacheTest {
             assertThat(DeniedClientCache.exactFor(algorithm)).isTrue();
             ReferenceRedis alone = new ReferenceRedis(() -> nanos / MS);
             ReferenceRedis behind = new ReferenceRedis(() -> nanos / MS);
-            DeniedClientCache cache = new DeniedClientCache(behind, true, true, 100, REVALIDATE, () -> available, () -> nanos);
+            DeniedClientCache cache = new DeniedClientCache(behind, true, 100, REVALIDATE, () -> available, () -> nanos);
             int denied = 0;
             for (int i = 0; i < 20_000; i++) {
                 nanos += random.nextInt(60) * MS + random.nextInt(1_000_000);
@@ -362,7 +359,7 @@ class DeniedClientCacheTest {
             };
             DeniedClientCache[] fleet = new DeniedClientCache[3];
             for (int i = 0; i < fleet.length; i++) {
-                fleet[i] = new DeniedClientCache(overTheNetwork, true, true, 100, REVALIDATE, () -> available, () -> nanos);
+                fleet[i] = new DeniedClientCache(overTheNetwork, true, 100, REVALIDATE, () -> available, () -> nanos);
             }
             int admittedWithCaches = 0, admittedAlone = 0;
             long hits = 0;

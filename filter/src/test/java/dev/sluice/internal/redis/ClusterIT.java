@@ -31,8 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The Redis engine ({@code cluster=true}, {@code clock=redis}) on a three-master Redis Cluster made
  * by {@code redis-cli --cluster create} from servers the test starts: a fleet of instances allows
- * together exactly what one would, clients' keys spread over the masters, and a slot moved under
- * the engine's feet ({@code MOVED}) is followed with the client's state intact.
+ * together exactly what one would, with requests of one rule and of several (decided rule by rule,
+ * a denied request giving back what its earlier rules took), clients' keys spread over the masters,
+ * and a slot moved under the engine's feet ({@code MOVED}) is followed with the client's state intact.
  */
 class ClusterIT {
 
@@ -102,10 +103,6 @@ class ClusterIT {
         assertThat(perNode.values()).as("keys per master").allSatisfy(n -> assertThat(n).isGreaterThan(60));
     }
 
-    /**
-     * What Cluster cannot give: the rules of one request live in different slots, so they are decided
-     * one call each, and a request denied by a later rule has already taken from the earlier ones.
-     */
     @Test
     void theApproximateModesSyncReachesEveryMasterInOneExchangeOneSlotPerCall() {
         Poll.until(Duration.ofSeconds(15), "not within 10 s of an hour boundary",
@@ -134,21 +131,64 @@ class ClusterIT {
         assertThat(exact.remaining()).as("the exact script counts with the synced count").isEqualTo(1_000 - 16 - 1);
     }
 
+    /**
+     * The rules of one request live in different slots, so they are decided one call each; when a
+     * later rule denies, the earlier ones give back what they took: a denied request takes nothing
+     * from any rule, as on standalone.
+     */
     @Test
-    void aRequestWithSeveralRulesIsDecidedRuleByRuleWithoutCrossSlotErrors() {
+    void aRequestDeniedByItsSecondRuleTakesNothingFromItsFirst() {
         RedisEngine engine = instance("t:cluster:multi:");
-        Rule a = Rule.of("a", Algorithm.FIXED_WINDOW, 5, HOUR);
-        Rule b = Rule.of("b", Algorithm.TOKEN_BUCKET, 3, HOUR);
+        Rule a = Rule.of("a", Algorithm.TOKEN_BUCKET, 5, HOUR);
+        Rule b = Rule.of("b", Algorithm.GCRA, 3, HOUR);
+        ClientKey client = ClientKey.parse("ip=10.9.9.9");
 
         List<Decision> decisions = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            decisions.add(engine.decide(List.of(new Acquisition(a, ClientKey.parse("ip=10.9.9.9")), new Acquisition(b, ClientKey.parse("ip=10.9.9.9")))));
+            decisions.add(engine.decide(List.of(new Acquisition(a, client), new Acquisition(b, client))));
         }
 
         assertThat(decisions).extracting(Decision::allowed).containsExactly(true, true, true, false, false);
         assertThat(decisions.get(4).violated()).extracting(r -> r.rule().name()).containsExactly("b");
-        assertThat(decisions.get(4).rules().get(0).remaining())
-                .as("rule a was charged by the denied requests too (per-rule atomicity on Cluster)").isZero();
+        assertThat(decisions.get(4).rules().get(0).remaining()).as("rule a's untouched figures").isEqualTo(2);
+        assertThat(engine.decide(List.of(new Acquisition(a, client))).rules().get(0).remaining())
+                .as("the denied requests took nothing from rule a").isEqualTo(1);
+    }
+
+    @Test
+    void aShadowRuleNeverBlocksAndIsGivenBackWhenAnEnforcingRuleDenies() {
+        RedisEngine engine = instance("t:cluster:shadow:");
+        Rule trial = Rule.of("trial", Algorithm.SLIDING_WINDOW_LOG, 5, HOUR).withDryRun(true);
+        Rule strict = Rule.of("strict", Algorithm.GCRA, 1, HOUR);
+        Rule tight = Rule.of("tight", Algorithm.TOKEN_BUCKET, 1, HOUR).withDryRun(true);
+        ClientKey client = ClientKey.parse("ip=10.9.9.8");
+        List<Acquisition> request = List.of(new Acquisition(trial, client), new Acquisition(tight, client), new Acquisition(strict, client));
+
+        Decision first = engine.decide(request);
+        Decision second = engine.decide(request);
+
+        assertThat(first.allowed()).isTrue();
+        assertThat(second.allowed()).isFalse();
+        assertThat(second.violated()).extracting(r -> r.rule().name()).containsExactly("strict");
+        assertThat(second.shadowDenied()).extracting(r -> r.rule().name()).containsExactly("tight");
+        assertThat(engine.decide(List.of(new Acquisition(trial, client))).rules().get(0).remaining())
+                .as("the shadow rule gave back what the denied request took").isEqualTo(3);
+    }
+
+    @Test
+    void aFleetAllowsExactlyTheStrictestRuleAndChargesTheOthersOnlyForWhatItAdmits() throws Exception {
+        Rule generous = Rule.of("generous", Algorithm.TOKEN_BUCKET, 2 * LIMIT, HOUR);
+        Rule strictest = Rule.of("strictest", Algorithm.SLIDING_WINDOW_LOG, LIMIT / 2, HOUR);
+
+        Map<String, Integer> allowed = runFleet("t:cluster:multifleet:", generous, strictest);
+
+        assertThat(allowed).hasSize(CLIENTS).allSatisfy((client, n) -> assertThat(n).as(client).isEqualTo(LIMIT / 2));
+        RedisEngine probe = instance("t:cluster:multifleet:");
+        for (String client : allowed.keySet()) {
+            RuleDecision d = probe.decide(List.of(new Acquisition(generous, ClientKey.parse(client), 2 * LIMIT + 1))).rules().get(0);
+            assertThat(d.remaining()).as("%s: the generous rule was charged only for the admitted requests", client)
+                    .isEqualTo(2 * LIMIT - LIMIT / 2);
+        }
     }
 
     @Test
@@ -172,8 +212,11 @@ class ClusterIT {
         assertThat(after.remaining()).as("the count moved with the key").isEqualTo(before.remaining() - 1);
     }
 
-    /** Every client asks ATTEMPTS_PER_CLIENT times, spread over all threads of all instances; returns admissions per client. */
-    private Map<String, Integer> runFleet(String prefix, Rule rule) throws Exception {
+    /**
+     * Every client asks ATTEMPTS_PER_CLIENT times (one request of all the rules), spread over all
+     * threads of all instances; returns admissions per client.
+     */
+    private Map<String, Integer> runFleet(String prefix, Rule... rules) throws Exception {
         List<RedisEngine> fleet = new ArrayList<>();
         for (int i = 0; i < INSTANCES; i++) fleet.add(instance(prefix));
         Map<String, AtomicInteger> allowed = new ConcurrentHashMap<>();
@@ -193,8 +236,10 @@ class ClusterIT {
                     int i;
                     while ((i = next.getAndIncrement()) < total) {
                         String client = clientKeys.get(i % CLIENTS);
-                        RuleDecision d = engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client)))).rules().get(0);
-                        assertThat(d.source()).isEqualTo(RuleDecision.Source.REDIS);
+                        List<Acquisition> request = new ArrayList<>();
+                        for (Rule rule : rules) request.add(new Acquisition(rule, ClientKey.parse(client)));
+                        Decision d = engine.decide(request);
+                        assertThat(d.rules()).extracting(RuleDecision::source).containsOnly(RuleDecision.Source.REDIS);
                         if (d.allowed()) allowed.get(client).incrementAndGet();
                     }
                 } catch (Throwable e) {

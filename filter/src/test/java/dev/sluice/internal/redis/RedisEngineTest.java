@@ -106,7 +106,7 @@ class RedisEngineTest {
 
     @Test
     void anotherAlgorithmsPackedStateOfTheSameSizeIsNotMisread() {
-        // gcra, token-bucket, leaky-bucket and fixed-window states are all 17 bytes: each must see the others' as absent
+        // each must see the others' states as absent, those of the same length above all (gcra and leaky-bucket: 27 bytes)
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
         Algorithm[] order = {Algorithm.GCRA, Algorithm.FIXED_WINDOW, Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET,
                 Algorithm.GCRA, Algorithm.TOKEN_BUCKET, Algorithm.FIXED_WINDOW, Algorithm.LEAKY_BUCKET, Algorithm.SLIDING_WINDOW_COUNTER};
@@ -142,6 +142,38 @@ class RedisEngineTest {
                         .as("rewritten in the packed format").isNotEqualTo(state.getBytes(java.nio.charset.StandardCharsets.UTF_8));
             }
         });
+    }
+
+    @Test
+    void aGiveBackOfSeveralRulesIsOneScriptCall() {
+        try (RedisProcess own = RedisProcess.start(); JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
+            RedisEngine engine = new RedisEngine(ownJedis, prefix, false, clock, false);
+            List<Acquisition> request = List.of(
+                    new Acquisition(Rule.of("fw", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1)), ClientKey.parse("a")),
+                    new Acquisition(Rule.of("tb", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1)), ClientKey.parse("a")),
+                    new Acquisition(Rule.of("log", Algorithm.SLIDING_WINDOW_LOG, 5, Duration.ofMinutes(1)), ClientKey.parse("a")));
+            Decision admitted = engine.decide(request);
+            long before = scriptCalls(own);
+
+            engine.giveBack(request, admitted.rules());
+
+            assertThat(scriptCalls(own) - before).isEqualTo(1);
+            assertThat(engine.decide(request).rules()).extracting(RuleDecision::remaining).containsExactly(4L, 4L, 4L);
+        }
+    }
+
+    private static long scriptCalls(RedisProcess redis) {
+        String stats;
+        try (redis.clients.jedis.Jedis direct = new redis.clients.jedis.Jedis("127.0.0.1", redis.port())) {
+            stats = direct.info("commandstats");
+        }
+        long calls = 0;
+        for (String line : stats.split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                calls += Long.parseLong(line.replaceAll("^[^:]+:calls=(\\d+),.*", "$1"));
+            }
+        }
+        return calls;
     }
 
     @Test
@@ -282,16 +314,21 @@ class RedisEngineTest {
     }
 
     @Test
-    void onClusterEachRuleIsDecidedByItsOwnCallAndAtomicOnlyPerRule() {
+    void onClusterADeniedRequestTakesNothingFromItsOtherRules() {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, true);
         Rule generous = Rule.of("generous", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
         Rule strict = Rule.of("strict", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
-        List<Acquisition> request = List.of(new Acquisition(generous, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("a")));
+        Rule later = Rule.of("later", Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1));
+        List<Acquisition> request = List.of(new Acquisition(generous, ClientKey.parse("a")), new Acquisition(strict, ClientKey.parse("a")),
+                new Acquisition(later, ClientKey.parse("a")));
         assertThat(engine.decide(request).allowed()).isTrue();
         Decision denied = engine.decide(request);
         assertThat(denied.allowed()).isFalse();
-        assertThat(denied.rules()).extracting(RuleDecision::allowed).containsExactly(true, false);
-        // documented: the generous rule's call already took its token
-        assertThat(denied.rules().get(0).remaining()).isEqualTo(8);
+        assertThat(denied.rules()).extracting(RuleDecision::allowed).containsExactly(true, false, true);
+        assertThat(denied.rules()).extracting(RuleDecision::remaining).as("the untouched figures, as on standalone")
+                .containsExactly(9L, 0L, 4L);
+        assertThat(denied.rules()).extracting(RuleDecision::taken).containsOnly(false);
+        assertThat(ask(engine, generous, "a", 1).remaining()).as("the generous rule's call gave back its token").isEqualTo(8);
+        assertThat(ask(engine, later, "a", 1).remaining()).as("the rule after the denial took nothing").isEqualTo(3);
     }
 }

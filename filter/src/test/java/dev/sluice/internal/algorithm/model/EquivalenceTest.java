@@ -17,10 +17,9 @@ import redis.clients.jedis.JedisPooled;
 
 import java.net.URI;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
@@ -31,7 +30,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * of generated request sequences (random algorithms, parameters, costs, clients, multi-rule
  * requests, lagging clocks) replayed through all three, requiring the same allowed, remaining,
  * retry-after, reset, next and delay for every rule of every request. No rounding is tolerated: all
- * three round durations up to the next whole millisecond and counts down to whole tokens.
+ * three round durations up to the next whole millisecond and counts down to whole tokens. About a
+ * quarter of the rules are shadow rules ({@code rule.<r>.mode=dry-run}), which decide and take like
+ * the others but whose denial refuses nothing. About one step in seven gives back what an earlier
+ * step took from some of its rules ({@code rule.<r>.count}), with other requests in between, and
+ * probes the states given back with requests no rule admits.
  *
  * <p>Three suites: small rules on the instance's clock ({@code clock=local}, where a fake clock
  * drives everything and lags); rules at the bounds Sluice accepts (limits up to 10^9, windows up
@@ -73,9 +76,11 @@ class EquivalenceTest {
         for (Algorithm a : Algorithm.values()) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(SEQUENCES / 20);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(SEQUENCES / 20);
+            assertThat(coverage.givenBack[a.ordinal()]).as("%s given back", a).isGreaterThan(SEQUENCES / 20);
         }
         assertThat(coverage.delayed).as("leaky-bucket requests delayed").isGreaterThan(SEQUENCES / 50);
         assertThat(coverage.spared).as("admitting rules of denied multi-rule requests").isGreaterThan(SEQUENCES / 20);
+        assertThat(coverage.shadowDeniedInAdmitted).as("shadow rules denying requests the others admit").isGreaterThan(SEQUENCES / 20);
         assertThat(coverage.lagging).as("requests from a lagging clock").isGreaterThan(SEQUENCES / 5);
     }
 
@@ -92,6 +97,31 @@ class EquivalenceTest {
         assertThat(coverage.longWindows).as("decisions of windows of a day or more").isGreaterThan(sequences);
     }
 
+    /**
+     * Plans and reloads: each rule has two or three sets of figures under one name (now and then of
+     * another algorithm), requests use the rule's current set or another plan's; the client's state
+     * is read in the figures of each request as each algorithm defines (docs/algorithms.md).
+     */
+    @Test
+    void theyAgreeWhenAClientsFiguresChange() {
+        int sequences = Math.max(1, SEQUENCES / 3);
+        Coverage coverage = new Coverage();
+        for (Scenario.Magnitude magnitude : Scenario.Magnitude.values()) {
+            for (int i = 0; i < sequences; i++) {
+                Scenario scenario = Scenario.generateChangingFigures(TestSeed.get() + 3_000_009 + magnitude.ordinal() * 100_003L + i,
+                        magnitude, 3, 40);
+                coverage.add(replayUntilAgreedOrFailed(scenario));
+            }
+        }
+        System.out.println("equivalence with changing figures: " + 2 * sequences + " sequences, " + coverage);
+        for (Algorithm a : Algorithm.values()) {
+            assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 10);
+            assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
+            assertThat(coverage.changedFigures[a.ordinal()]).as("%s decisions under other figures than the state's", a)
+                    .isGreaterThan(sequences / 2);
+        }
+    }
+
     @Test
     void theyAgreeOnTheRedisClock() throws InterruptedException {
         int sequences = Math.max(1, SEQUENCES / 5);
@@ -106,6 +136,7 @@ class EquivalenceTest {
         for (Algorithm a : Algorithm.values()) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 10);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
+            assertThat(coverage.givenBack[a.ordinal()]).as("%s given back", a).isGreaterThan(sequences / 20);
         }
         assertThat(coverage.spared).as("admitting rules of denied multi-rule requests").isGreaterThan(sequences / 20);
     }
@@ -115,30 +146,37 @@ class EquivalenceTest {
         Coverage coverage = new Coverage();
         for (int i = 0; i < sequences; i++) {
             Scenario scenario = Scenario.generate(TestSeed.get() + seedOffset + i, null, magnitude, maxRules, maxSteps);
-            for (int attempt = 1; ; attempt++) {
-                long started = System.nanoTime();
-                Coverage run = new Coverage();
-                String mismatch = replay(scenario, run);
-                long realMs = (System.nanoTime() - started) / 1_000_000;
-                if (mismatch == null) {
-                    coverage.add(run);
-                    break;
-                }
-                if (realMs <= MAX_REAL_MS || attempt == 3) {
-                    throw new AssertionError(TestSeed.replay() + ": " + mismatch);
-                }
-            }
+            coverage.add(replayUntilAgreedOrFailed(scenario));
         }
         System.out.println("equivalence (" + magnitude + "): " + sequences + " sequences, " + coverage);
         return coverage;
+    }
+
+    /** Replays {@code scenario} on the fake clock, again if it disagreed after outlasting Redis's expiry margin in real time. */
+    private static Coverage replayUntilAgreedOrFailed(Scenario scenario) {
+        for (int attempt = 1; ; attempt++) {
+            long started = System.nanoTime();
+            Coverage run = new Coverage();
+            String mismatch = replay(scenario, run);
+            long realMs = (System.nanoTime() - started) / 1_000_000;
+            if (mismatch == null) {
+                return run;
+            }
+            if (realMs <= MAX_REAL_MS || attempt == 3) {
+                throw new AssertionError(TestSeed.replay() + ": " + mismatch);
+            }
+        }
     }
 
     /** What the sequences exercised. */
     static final class Coverage {
         final int[] admitted = new int[Algorithm.values().length];
         final int[] denied = new int[Algorithm.values().length];
+        final int[] changedFigures = new int[Algorithm.values().length];
+        final int[] givenBack = new int[Algorithm.values().length];
         int delayed;
         int spared;
+        int shadowDeniedInAdmitted;
         int lagging;
         int requests;
         int largeCosts;
@@ -149,9 +187,12 @@ class EquivalenceTest {
             for (int i = 0; i < admitted.length; i++) {
                 admitted[i] += o.admitted[i];
                 denied[i] += o.denied[i];
+                changedFigures[i] += o.changedFigures[i];
+                givenBack[i] += o.givenBack[i];
             }
             delayed += o.delayed;
             spared += o.spared;
+            shadowDeniedInAdmitted += o.shadowDeniedInAdmitted;
             lagging += o.lagging;
             requests += o.requests;
             largeCosts += o.largeCosts;
@@ -159,15 +200,31 @@ class EquivalenceTest {
             longWindows += o.longWindows;
         }
 
-        void count(Acquisition a, Figures f, boolean admitted) {
-            int algorithm = a.rule().algorithm().ordinal();
-            if (f.allowed()) this.admitted[algorithm]++;
-            else denied[algorithm]++;
-            if (f.delayMs() > 0) delayed++;
-            if (f.allowed() && !admitted) spared++;
-            if (admitted && a.cost() >= 1_000_000) largeCosts++;
-            if (a.rule().limit() >= 1_000_000) largeLimits++;
-            if (a.rule().windowMillis() >= 86_400_000) longWindows++;
+        /** Counts the rules of a give-back that had taken something to give back. */
+        void countGiveBack(List<Acquisition> request, List<Object> taken) {
+            for (int i = 0; i < request.size(); i++) {
+                if (taken.get(i) != null) givenBack[request.get(i).rule().algorithm().ordinal()]++;
+            }
+        }
+
+        void count(List<Acquisition> request, List<Figures> figures) {
+            boolean admitted = true;
+            for (int i = 0; i < request.size(); i++) {
+                admitted &= figures.get(i).allowed() || request.get(i).rule().dryRun();
+            }
+            for (int i = 0; i < request.size(); i++) {
+                Acquisition a = request.get(i);
+                Figures f = figures.get(i);
+                int algorithm = a.rule().algorithm().ordinal();
+                if (f.allowed()) this.admitted[algorithm]++;
+                else denied[algorithm]++;
+                if (f.delayMs() > 0) delayed++;
+                if (f.allowed() && !admitted) spared++;
+                if (!f.allowed() && a.rule().dryRun() && admitted && request.size() > 1) shadowDeniedInAdmitted++;
+                if (admitted && a.cost() >= 1_000_000) largeCosts++;
+                if (a.rule().limit() >= 1_000_000) largeLimits++;
+                if (a.rule().windowMillis() >= 86_400_000) longWindows++;
+            }
         }
 
         @Override
@@ -176,21 +233,36 @@ class EquivalenceTest {
             for (Algorithm a : Algorithm.values()) {
                 sb.append(' ').append(a.id()).append(' ').append(admitted[a.ordinal()]).append('/').append(denied[a.ordinal()]);
             }
-            return sb.append(" (admitted/denied rule decisions); ").append(delayed).append(" delayed, ").append(spared)
-                    .append(" admitting rules of denied requests, ").append(lagging).append(" from a lagging clock, ")
+            sb.append(" (admitted/denied rule decisions); given back:");
+            for (Algorithm a : Algorithm.values()) sb.append(' ').append(a.id()).append(' ').append(givenBack[a.ordinal()]);
+            sb.append(';');
+            if (Arrays.stream(changedFigures).sum() > 0) {
+                sb.append(" read under other figures:");
+                for (Algorithm a : Algorithm.values()) sb.append(' ').append(a.id()).append(' ').append(changedFigures[a.ordinal()]);
+                sb.append(';');
+            }
+            return sb.append(' ').append(delayed).append(" delayed, ").append(spared)
+                    .append(" admitting rules of denied requests, ").append(shadowDeniedInAdmitted)
+                    .append(" shadow rules denying admitted requests, ").append(lagging).append(" from a lagging clock, ")
                     .append(largeCosts).append(" admitted costs >= 10^6, ").append(largeLimits).append(" limits >= 10^6, ")
                     .append(longWindows).append(" windows >= 1 day").toString();
         }
     }
 
-    /** Replays {@code scenario}; returns a description of the first disagreement, or null. */
+    /**
+     * Replays {@code scenario} on the fake clock; returns a description of the first disagreement, or
+     * null. Redis expires keys in real time, far behind the fake clock: a key whose model state has
+     * expired on the fake clock is deleted before the request that finds it (an expired state is only
+     * visible when the figures changed: otherwise it is back to full).
+     */
     static String replay(Scenario scenario, Coverage coverage) {
         ManualClock clock = new ManualClock(scenario.steps.get(0).now());
         String prefix = TestRedis.uniquePrefix("equiv");
         RedisEngine redis = new RedisEngine(jedis, prefix, false, clock, false);
         Set<String> keys = new HashSet<>();
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
-            Map<String, Model> models = new HashMap<>();
+            Models models = new Models();
+            List<Decided> decided = new ArrayList<>();
             long latest = Long.MIN_VALUE;
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
@@ -198,27 +270,34 @@ class EquivalenceTest {
                 if (step.now() < latest) coverage.lagging++;
                 latest = Math.max(latest, step.now());
                 coverage.requests++;
-                List<Model> stepModels = new ArrayList<>();
-                List<Long> costs = new ArrayList<>();
-                List<Long> windows = new ArrayList<>();
                 for (Acquisition a : step.acquisitions()) {
-                    stepModels.add(models.computeIfAbsent(a.rule().name() + "/" + a.clientKey(), k -> Model.of(a.rule())));
-                    costs.add(a.cost());
-                    windows.add(a.rule().windowMillis());
-                    keys.add(redis.key(a.rule(), a.clientKey()));
+                    String key = redis.key(a.rule(), a.clientKey());
+                    keys.add(key);
+                    if (models.expired(a, step.now())) jedis.del(key);
                 }
-                List<Figures> expected = Figures.decide(stepModels, costs, windows, step.now());
-                List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
-                List<Figures> fromRedis = figures(redis.decide(step.acquisitions()));
+                List<Acquisition> request = step.acquisitions();
+                if (step.isGiveBack()) {
+                    Decided of = decided.get(step.giveBackOf());
+                    coverage.countGiveBack(request, of.pick(of.model, step.indices()));
+                    local.giveBack(request, of.pick(of.local, step.indices()));
+                    redis.giveBack(request, of.pick(of.redis, step.indices()));
+                    models.giveBack(request, of.pick(of.model, step.indices()), step.now());
+                    request = probes(request);
+                }
+                List<Figures> expected = models.decide(request, step.now());
+                List<Object> modelTaken = models.lastTaken();
+                Decision local_ = local.decide(request);
+                Decision redis_ = redis.decide(request);
+                List<Figures> fromLocal = figures(local_);
+                List<Figures> fromRedis = figures(redis_);
                 if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
-                    return "engines disagree with the model at step #" + s + "\n" + scenario.describe(s)
-                            + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
+                    return "engines disagree with the model at step #" + s + (step.isGiveBack() ? " (the give-back's probes)" : "")
+                            + "\n" + scenario.describe(s) + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
                 }
-                boolean admitted = expected.stream().allMatch(Figures::allowed);
-                for (int i = 0; i < expected.size(); i++) {
-                    coverage.count(step.acquisitions().get(i), expected.get(i), admitted);
-                }
+                decided.add(new Decided(local_.rules(), redis_.rules(), modelTaken));
+                if (!step.isGiveBack()) coverage.count(request, expected);
             }
+            for (int i = 0; i < coverage.changedFigures.length; i++) coverage.changedFigures[i] += models.changedFigures[i];
             return null;
         } finally {
             jedis.del(keys.toArray(String[]::new));
@@ -236,21 +315,28 @@ class EquivalenceTest {
         ManualClock clock = new ManualClock(0);
         Set<String> keys = new HashSet<>();
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
-            Map<String, Model> models = new HashMap<>();
+            Models models = new Models();
+            List<Decided> decided = new ArrayList<>();
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
                 if (pauses.nextInt(10) == 0) Thread.sleep(1 + pauses.nextInt(12)); // time passing is the scenario here
-                List<Model> stepModels = new ArrayList<>();
-                List<Long> costs = new ArrayList<>();
-                List<Long> windows = new ArrayList<>();
                 for (Acquisition a : step.acquisitions()) {
-                    stepModels.add(models.computeIfAbsent(a.rule().name() + "/" + a.clientKey(), k -> Model.of(a.rule())));
-                    costs.add(a.cost());
-                    windows.add(a.rule().windowMillis());
                     keys.add(redis.key(a.rule(), a.clientKey()));
                 }
+                List<Acquisition> request = step.acquisitions();
+                if (step.isGiveBack()) {
+                    Decided of = decided.get(step.giveBackOf());
+                    coverage.countGiveBack(request, of.pick(of.model, step.indices()));
+                    long at = redis.giveBackTimed(request, of.pick(of.redis, step.indices()));
+                    if (at != Long.MIN_VALUE) {
+                        clock.set(at);
+                        local.giveBack(request, of.pick(of.local, step.indices()));
+                        models.giveBack(request, of.pick(of.model, step.indices()), at);
+                    }
+                    request = probes(request);
+                }
                 long before = TestRedis.timeMillis(jedis);
-                RedisEngine.Timed timed = redis.decideTimed(step.acquisitions());
+                RedisEngine.Timed timed = redis.decideTimed(request);
                 long after = TestRedis.timeMillis(jedis);
                 if (timed.atMillis() < before || timed.atMillis() > after) {
                     return "the script decided at " + timed.atMillis() + ", not within Redis's TIME around the call ["
@@ -258,23 +344,37 @@ class EquivalenceTest {
                 }
                 clock.set(timed.atMillis());
                 List<Figures> fromRedis = figures(timed.decision());
-                List<Figures> expected = Figures.decide(stepModels, costs, windows, timed.atMillis());
-                List<Figures> fromLocal = figures(local.decide(step.acquisitions()));
+                List<Figures> expected = models.decide(request, timed.atMillis());
+                List<Object> modelTaken = models.lastTaken();
+                Decision local_ = local.decide(request);
+                List<Figures> fromLocal = figures(local_);
                 coverage.requests++;
                 if (!expected.equals(fromLocal) || !expected.equals(fromRedis)) {
-                    return "engines disagree with the model at step #" + s + " at Redis's time " + timed.atMillis()
-                            + " (on the Redis clock the scenario's times below are not used)\n"
+                    return "engines disagree with the model at step #" + s + (step.isGiveBack() ? " (the give-back's probes)" : "")
+                            + " at Redis's time " + timed.atMillis() + " (on the Redis clock the scenario's times below are not used)\n"
                             + scenario.describe(s) + "  model: " + expected + "\n  local: " + fromLocal + "\n  redis: " + fromRedis;
                 }
-                boolean admitted = expected.stream().allMatch(Figures::allowed);
-                for (int i = 0; i < expected.size(); i++) {
-                    coverage.count(step.acquisitions().get(i), expected.get(i), admitted);
-                }
+                decided.add(new Decided(local_.rules(), timed.decision().rules(), modelTaken));
+                if (!step.isGiveBack()) coverage.count(request, expected);
             }
             return null;
         } finally {
             if (!keys.isEmpty()) jedis.del(keys.toArray(String[]::new));
         }
+    }
+
+    /** What one step's decision took, as each engine and the models tell it, for a later give-back. */
+    private record Decided(List<RuleDecision> local, List<RuleDecision> redis, List<Object> model) {
+        <T> List<T> pick(List<T> all, int[] indices) {
+            List<T> out = new ArrayList<>(indices.length);
+            for (int i : indices) out.add(all.get(i));
+            return out;
+        }
+    }
+
+    /** Requests no rule can admit, for the rules and clients of {@code request}: they take nothing and tell each state's figures. */
+    private static List<Acquisition> probes(List<Acquisition> request) {
+        return request.stream().map(a -> new Acquisition(a.rule(), a.clientKey(), a.rule().capacity() + 1)).toList();
     }
 
     static List<Figures> figures(Decision d) {

@@ -1,6 +1,7 @@
 package dev.sluice.internal.algorithm.model;
 
-import java.util.List;
+import dev.sluice.limiter.Rule;
+
 import java.util.function.LongPredicate;
 
 /**
@@ -14,63 +15,52 @@ import java.util.function.LongPredicate;
  */
 record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs, long delayMs) {
 
-    /** The figures of every rule of one request, applying it to the models if all admit. */
-    static List<Figures> decide(List<Model> models, List<Long> costs, List<Long> windows, long now) {
-        boolean admitted = true;
-        for (int i = 0; i < models.size(); i++) {
-            admitted &= models.get(i).admits(now, costs.get(i));
-        }
-        Figures[] out = new Figures[models.size()];
-        for (int i = 0; i < models.size(); i++) {
-            Model m = models.get(i);
-            long cost = costs.get(i);
-            boolean allowed = m.admits(now, cost);
-            if (admitted) {
-                long delay = m.delayMs(now);
-                m.take(now, cost);
-                long remaining = remaining(m, now);
-                out[i] = new Figures(true, remaining, 0, reset(m, now), next(m, now, remaining), delay);
-            } else {
-                long retry = allowed ? 0 : cost > m.capacity() ? windows.get(i) : firstMs(now, t -> m.admits(t, cost));
-                long remaining = remaining(m, now);
-                out[i] = new Figures(allowed, remaining, retry, reset(m, now), allowed ? next(m, now, remaining) : retry, 0);
-            }
-        }
-        return List.of(out);
+    /** The figures of a rule that took a request's cost from {@code m} (already applied). */
+    static Figures taken(Model m, Rule r, long now, long delay) {
+        long remaining = remaining(m, r, now);
+        return new Figures(true, remaining, 0, reset(m, r, now), next(m, r, now, remaining), delay);
+    }
+
+    /** The figures of a rule that took nothing: it denies {@code cost}, or another rule denied the request. */
+    static Figures untouched(Model m, Rule r, long now, long cost) {
+        boolean allowed = m.admits(r, now, cost);
+        long retry = allowed ? 0 : cost > r.capacity() ? r.windowMillis() : firstMs(now, t -> m.admits(r, t, cost));
+        long remaining = remaining(m, r, now);
+        return new Figures(allowed, remaining, retry, reset(m, r, now), allowed ? next(m, r, now, remaining) : retry, 0);
     }
 
     /** How many cost-1 requests at {@code now} would be admitted one after another: the largest k with {@link #admitsOneMore}. */
-    private static long remaining(Model m, long now) {
+    private static long remaining(Model m, Rule r, long now) {
         long admitted = 0;
-        long refused = m.capacity() + 1; // each one takes a unit of capacity
+        long refused = r.capacity() + 1; // each one takes a unit of capacity
         while (refused - admitted > 1) {
             long mid = admitted + (refused - admitted) / 2;
-            if (admitsOneMore(m, now, mid - 1)) admitted = mid;
+            if (admitsOneMore(m, r, now, mid - 1)) admitted = mid;
             else refused = mid;
         }
         return admitted;
     }
 
     /** Whether, after {@code taken} cost-1 requests at {@code now}, one more is admitted. */
-    private static boolean admitsOneMore(Model m, long now, long taken) {
-        if (taken == 0) return m.admits(now, 1);
+    private static boolean admitsOneMore(Model m, Rule r, long now, long taken) {
+        if (taken == 0) return m.admits(r, now, 1);
         Model copy = m.copy();
-        copy.take(now, taken);
-        return copy.admits(now, 1);
+        copy.take(r, now, taken);
+        return copy.admits(r, now, 1);
     }
 
-    private static long reset(Model m, long now) {
-        return firstMs(now, m::fresh);
+    private static long reset(Model m, Rule r, long now) {
+        return firstMs(now, t -> m.fresh(r, t));
     }
 
     /** The first ms at which remaining exceeds {@code remaining}; 0 if even a fresh state has no more. */
-    private static long next(Model m, long now, long remaining) {
-        if (!admitsOneMore(m, now + reset(m, now), remaining)) return 0;
-        return firstMs(now, t -> admitsOneMore(m, t, remaining));
+    private static long next(Model m, Rule r, long now, long remaining) {
+        if (!admitsOneMore(m, r, now + reset(m, r, now), remaining)) return 0;
+        return firstMs(now, t -> admitsOneMore(m, r, t, remaining));
     }
 
     /** The smallest {@code w >= 0} such that {@code holds(now + w)}. */
-    private static long firstMs(long now, LongPredicate holds) {
+    static long firstMs(long now, LongPredicate holds) {
         if (holds.test(now)) return 0;
         long bad = 0;
         long good = 1;

@@ -1,52 +1,65 @@
 package dev.sluice.internal.algorithm.model;
 
-/** Counts per epoch-aligned window; a later window already started is never replaced by an earlier one. */
-final class FixedWindowModel implements Model {
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
 
-    private final long limit;
-    private final long window;
-    private long latestWindow = Long.MIN_VALUE;
+/**
+ * A count and when it ends. A request counted while the count applies adds to it and extends it
+ * to the end of its own epoch-aligned window (so a lagging clock counts against the window
+ * already started, and a count survives a change of window until it ends); otherwise counting
+ * starts afresh in the request's window. A give-back takes the cost off the count while it is
+ * the one the request was added to.
+ */
+final class FixedWindowModel extends Model {
+
+    private long end = Long.MIN_VALUE;
     private long count;
 
-    FixedWindowModel(long limit, long window) {
-        this.limit = limit;
-        this.window = window;
-    }
-
-    private long windowAt(long now) {
-        return Math.max(Math.floorDiv(now, window) * window, latestWindow);
-    }
-
     private long countAt(long now) {
-        return windowAt(now) == latestWindow ? count : 0;
+        return now < end ? count : 0;
     }
 
     @Override
-    public boolean admits(long now, long cost) {
-        return countAt(now) + cost <= limit;
+    boolean admits(Rule r, long now, long cost) {
+        return countAt(now) + cost <= r.limit();
     }
 
     @Override
-    public void take(long now, long cost) {
+    Object take(Rule r, long now, long cost) {
+        long windowEnd = Math.floorDiv(now, r.windowMillis()) * r.windowMillis() + r.windowMillis();
         count = countAt(now) + cost;
-        latestWindow = windowAt(now);
+        end = now < end ? Math.max(end, windowEnd) : windowEnd;
+        return end;
+    }
+
+    /** The count drops by the cost while it is the count the request was added to: it still ends where the request left it. */
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (end == (long) taken) count -= Math.min(cost, count);
     }
 
     @Override
-    public boolean fresh(long now) {
+    boolean fresh(Rule r, long now) {
         return countAt(now) == 0;
     }
 
     @Override
-    public long capacity() {
-        return limit;
+    void clear() {
+        end = Long.MIN_VALUE;
+        count = 0;
     }
 
     @Override
-    public Model copy() {
-        FixedWindowModel m = new FixedWindowModel(limit, window);
-        m.latestWindow = latestWindow;
+    Model copy() {
+        FixedWindowModel m = new FixedWindowModel();
+        m.end = end;
         m.count = count;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.FIXED_WINDOW;
     }
 }

@@ -1,50 +1,92 @@
 package dev.sluice.internal.algorithm.model;
 
-/** The theoretical arrival time as an exact fraction; admitted if pushing it stays within burst intervals of now. */
-final class GcraModel implements Model {
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
 
-    private final long limit;
-    private final long window;
-    private final long burst;
-    private final Ratio interval;
+/**
+ * The theoretical arrival time as an exact fraction; admitted if pushing it stays within burst
+ * intervals of now. The TAT stays when the figures change; written under another limit, a
+ * fractional TAT is rounded up to a whole ms.
+ */
+final class GcraModel extends Model {
+
     private Ratio tat; // null: never seen
+    private long stamp; // the latest time a request took at
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms
+    private long limit; // the limit the TAT was written under
 
-    GcraModel(long limit, long window, long burst) {
-        this.limit = limit;
-        this.window = window;
-        this.burst = burst;
-        this.interval = Ratio.of(window, limit);
+    private Ratio base(Rule r, long now) {
+        if (tat == null) return Ratio.of(now);
+        Ratio kept = limit == r.limit() ? tat : Ratio.of(tat.ceil());
+        return kept.max(Ratio.of(now));
     }
 
-    private Ratio base(long now) {
-        return tat == null ? Ratio.of(now) : tat.max(Ratio.of(now));
-    }
-
-    @Override
-    public boolean admits(long now, long cost) {
-        Ratio pushed = base(now).plus(interval.times(cost));
-        return pushed.minus(Ratio.of(now)).compareTo(interval.times(burst)) <= 0;
+    private static Ratio interval(Rule r) {
+        return Ratio.of(r.windowMillis(), r.limit());
     }
 
     @Override
-    public void take(long now, long cost) {
-        tat = base(now).plus(interval.times(cost));
+    boolean admits(Rule r, long now, long cost) {
+        Ratio pushed = base(r, now).plus(interval(r).times(cost));
+        return pushed.minus(Ratio.of(now)).compareTo(interval(r).times(r.burst())) <= 0;
     }
 
     @Override
-    public boolean fresh(long now) {
-        return tat == null || tat.compareTo(Ratio.of(now)) <= 0;
+    Object take(Rule r, long now, long cost) {
+        stamp = tat == null ? now : Math.max(now, stamp);
+        tat = base(r, now).plus(interval(r).times(cost));
+        limit = r.limit();
+        return new Ratio[]{tat, refunded};
     }
 
     @Override
-    public long capacity() {
-        return burst;
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (tat == null || limit != r.limit()) return;
+        Ratio[] t = (Ratio[]) taken;
+        if (tat.equals(t[0]) && refunded.equals(t[1])) {
+            tat = tat.minus(interval(r).times(cost)).max(Ratio.of(stamp)); // nothing taken or given back since: undone, not before the latest take
+            return;
+        }
+        Ratio before = tat;
+        tat = givenBack(tat, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), interval(r).times(cost));
+        refunded = refunded.plus(before.minus(tat));
+    }
+
+    /**
+     * {@code time} (a TAT or next free slot) once the request that left it at {@code taken} (less
+     * what was given back since) is given back at {@code at}: earlier by the request's {@code span},
+     * at most by how far {@code taken} is still ahead of {@code at} (the bucket without the request
+     * would have been full that much earlier), and never before {@code at}.
+     */
+    static Ratio givenBack(Ratio time, Ratio taken, long at, Ratio span) {
+        Ratio now = Ratio.of(at);
+        if (time.compareTo(now) <= 0 || taken.compareTo(now) <= 0) return time;
+        return time.minus(span.min(taken.minus(now))).max(now);
     }
 
     @Override
-    public Model copy() {
-        GcraModel m = new GcraModel(limit, window, burst);
+    boolean fresh(Rule r, long now) {
+        return tat == null || base(r, now).compareTo(Ratio.of(now)) <= 0;
+    }
+
+    @Override
+    void clear() {
+        tat = null;
+    }
+
+    @Override
+    Model copy() {
+        GcraModel m = new GcraModel();
         m.tat = tat;
+        m.limit = limit;
+        m.stamp = stamp;
+        m.refunded = refunded;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.GCRA;
     }
 }

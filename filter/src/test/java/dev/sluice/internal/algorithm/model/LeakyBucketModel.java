@@ -1,61 +1,86 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
+
 /**
  * The next free drain slot as an exact fraction. A request waits for max(slot, now); admitted
  * if that wait, rounded up to a whole ms, is at most maxDelay and the queue including it holds
- * at most burst slots.
+ * at most burst slots. The slot stays when the figures change; written under another limit, a
+ * fractional slot is rounded up to a whole ms.
  */
-final class LeakyBucketModel implements Model {
+final class LeakyBucketModel extends Model {
 
-    private final long limit;
-    private final long window;
-    private final long burst;
-    private final long maxDelay;
-    private final Ratio slot;
     private Ratio next; // null: never seen
+    private long stamp; // the latest time a request took at
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms
+    private long limit; // the limit the slot was written under
 
-    LeakyBucketModel(long limit, long window, long burst, long maxDelay) {
-        this.limit = limit;
-        this.window = window;
-        this.burst = burst;
-        this.maxDelay = maxDelay;
-        this.slot = Ratio.of(window, limit);
+    private Ratio queued(Rule r, long now) {
+        if (next == null) return Ratio.ZERO;
+        Ratio kept = limit == r.limit() ? next : Ratio.of(next.ceil());
+        return kept.minus(Ratio.of(now)).max(Ratio.ZERO);
     }
 
-    private Ratio queued(long now) {
-        return next == null ? Ratio.ZERO : next.minus(Ratio.of(now)).max(Ratio.ZERO);
-    }
-
-    @Override
-    public boolean admits(long now, long cost) {
-        Ratio q = queued(now);
-        return q.ceil() <= maxDelay && q.plus(slot.times(cost)).compareTo(slot.times(burst)) <= 0;
+    private static Ratio slot(Rule r) {
+        return Ratio.of(r.windowMillis(), r.limit());
     }
 
     @Override
-    public void take(long now, long cost) {
-        next = Ratio.of(now).plus(queued(now)).plus(slot.times(cost));
+    boolean admits(Rule r, long now, long cost) {
+        Ratio q = queued(r, now);
+        return q.ceil() <= r.maxDelay().toMillis() && q.plus(slot(r).times(cost)).compareTo(slot(r).times(r.burst())) <= 0;
     }
 
     @Override
-    public long delayMs(long now) {
-        return queued(now).ceil();
+    Object take(Rule r, long now, long cost) {
+        stamp = next == null ? now : Math.max(now, stamp);
+        next = Ratio.of(now).plus(queued(r, now)).plus(slot(r).times(cost));
+        limit = r.limit();
+        return new Ratio[]{next, refunded};
     }
 
     @Override
-    public boolean fresh(long now) {
-        return queued(now).compareTo(Ratio.ZERO) == 0;
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (next == null || limit != r.limit()) return;
+        Ratio[] t = (Ratio[]) taken;
+        if (next.equals(t[0]) && refunded.equals(t[1])) {
+            next = next.minus(slot(r).times(cost)).max(Ratio.of(stamp)); // nothing taken or given back since: undone, not before the latest take
+            return;
+        }
+        Ratio before = next;
+        next = GcraModel.givenBack(next, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), slot(r).times(cost));
+        refunded = refunded.plus(before.minus(next));
     }
 
     @Override
-    public long capacity() {
-        return burst;
+    long delayMs(Rule r, long now) {
+        return queued(r, now).ceil();
     }
 
     @Override
-    public Model copy() {
-        LeakyBucketModel m = new LeakyBucketModel(limit, window, burst, maxDelay);
+    boolean fresh(Rule r, long now) {
+        return queued(r, now).compareTo(Ratio.ZERO) == 0;
+    }
+
+    @Override
+    void clear() {
+        next = null;
+    }
+
+    @Override
+    Model copy() {
+        LeakyBucketModel m = new LeakyBucketModel();
         m.next = next;
+        m.limit = limit;
+        m.stamp = stamp;
+        m.refunded = refunded;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.LEAKY_BUCKET;
     }
 }

@@ -1,5 +1,7 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.internal.algorithm.RateAlgorithm;
+import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
 
 /**
@@ -7,50 +9,78 @@ import dev.sluice.limiter.Rule;
  * possible, in exact rational arithmetic, with no care for speed or memory. {@link Figures}
  * derives every reported number (remaining, retry-after, reset) from these few predicates by
  * brute force, independently of the closed forms the engines use.
+ *
+ * <p>The state belongs to the rule's name and the client; the figures (limit, window, burst, max
+ * delay) come with each call, as they do to the engines, so a client whose figures change (a plan
+ * switch, a reload) is read in the new figures as each algorithm defines. A state expires, as its
+ * Redis key does, when it would have been back to full under the figures it was written with, plus
+ * the margin ({@link #written}, {@link #settle}).
  */
-interface Model {
+abstract class Model {
+
+    /** When the state is forgotten; {@code Long.MAX_VALUE} until something is written. Copied by {@link #copy}. */
+    long expiresAt = Long.MAX_VALUE;
+    /** The figures of the last write, null before; for the tests' coverage only. */
+    Rule writtenWith;
 
     /** Whether a request of {@code cost} at {@code now} is admitted. Changes nothing. */
-    boolean admits(long now, long cost);
+    abstract boolean admits(Rule r, long now, long cost);
 
     /**
      * Applies an admitted request. Taking {@code c} at one instant is the same as taking 1, {@code c}
      * times, at that instant (true of every algorithm's definition), which lets {@link Figures}
      * count what remains by bisection rather than one request at a time.
+     *
+     * @return what identifies the take, for {@link #giveBack}
      */
-    void take(long now, long cost);
+    abstract Object take(Rule r, long now, long cost);
+
+    /**
+     * Gives back what the request of {@code cost} that {@link #take} answered {@code taken} took,
+     * decided under {@code r}, at {@code now}: the definition of docs/algorithms.md's table.
+     */
+    abstract void giveBack(Rule r, long now, long cost, Object taken);
 
     /** Whether the state at {@code now} decides exactly as a client never seen (its quota is full). */
-    boolean fresh(long now);
+    abstract boolean fresh(Rule r, long now);
 
     /** Leaky bucket: how long an admitted request at {@code now} waits for its slot; else 0. */
-    default long delayMs(long now) {
+    long delayMs(Rule r, long now) {
         return 0;
     }
 
-    /** The largest cost ever admitted. */
-    long capacity();
+    /** Forgets everything: the state of a client never seen. */
+    abstract void clear();
 
-    Model copy();
+    abstract Model copy();
 
-    static Model of(Rule rule) {
-        long limit = rule.limit();
-        long window = rule.windowMillis();
-        switch (rule.algorithm()) {
-            case FIXED_WINDOW:
-                return new FixedWindowModel(limit, window);
-            case SLIDING_WINDOW_COUNTER:
-                return new SlidingWindowCounterModel(limit, window);
-            case SLIDING_WINDOW_LOG:
-                return new SlidingWindowLogModel(limit, window);
-            case TOKEN_BUCKET:
-                return new TokenBucketModel(limit, window, rule.burst());
-            case LEAKY_BUCKET:
-                return new LeakyBucketModel(limit, window, rule.burst(), rule.maxDelay().toMillis());
-            case GCRA:
-                return new GcraModel(limit, window, rule.burst());
-            default:
-                throw new IllegalArgumentException(rule.algorithm().id());
+    /** After a write at {@code now} under {@code r}: the state expires when it is back to full under {@code r}, plus the margin. */
+    final void written(Rule r, long now) {
+        writtenWith = r;
+        expiresAt = Figures.firstMs(now, t -> fresh(r, t)) + now + RateAlgorithm.EXPIRY_MARGIN_MS;
+    }
+
+    /** Before a decision at {@code now}: an expired state is forgotten, as Redis forgets the key. */
+    final void settle(long now) {
+        if (now >= expiresAt) {
+            clear();
+            expiresAt = Long.MAX_VALUE;
+            writtenWith = null;
         }
     }
+
+    /** The model of a client never seen of {@code algorithm}. */
+    static Model of(Algorithm algorithm) {
+        return switch (algorithm) {
+            case FIXED_WINDOW -> new FixedWindowModel();
+            case SLIDING_WINDOW_COUNTER -> new SlidingWindowCounterModel();
+            case SLIDING_WINDOW_LOG -> new SlidingWindowLogModel();
+            case TOKEN_BUCKET -> new TokenBucketModel();
+            case LEAKY_BUCKET -> new LeakyBucketModel();
+            case GCRA -> new GcraModel();
+        };
+    }
+
+    /** The algorithm this models. */
+    abstract Algorithm algorithm();
 }

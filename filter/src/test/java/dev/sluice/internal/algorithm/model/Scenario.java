@@ -21,6 +21,13 @@ import java.util.Random;
  * {@link Magnitude#SMALL} keeps to small limits and windows, where every figure is exercised
  * often; {@link Magnitude#LARGE} goes to the bounds Sluice accepts: limits up to 10^9, windows up
  * to 30 days, costs up to the capacity, with {@code max(limit, burst) x window} up to 2^50.
+ *
+ * <p>With {@link #generateChangingFigures}, each rule has several sets of figures (plans, or what a
+ * reload changes: limit, window, burst, max delay; now and then another algorithm) under one name:
+ * each request uses the rule's current figures, which change now and then (a reload), or another
+ * set (a client on another plan). Time never lags there: a state's expiry (under the figures it was
+ * written with) is visible under other figures, and the test emulates Redis's expiry on the fake
+ * clock, which a lagging clock would make ambiguous.
  */
 final class Scenario {
 
@@ -36,10 +43,24 @@ final class Scenario {
     static final long MAX_LOG_LIMIT = 2_000;
 
     final long seed;
+    /** Every set of figures of every rule (several per name when figures change). */
     final List<Rule> rules = new ArrayList<>();
     final List<Step> steps = new ArrayList<>();
 
-    record Step(long now, List<Acquisition> acquisitions) {
+    /**
+     * A request, or (when {@code giveBackOf >= 0}) a give-back: step {@code giveBackOf}'s
+     * acquisitions at {@code indices} give back what their decision took (if it took: when the
+     * request was admitted and the rule admitted it), as {@code rule.<r>.count} does after a
+     * response that does not count; other requests may have come between.
+     */
+    record Step(long now, List<Acquisition> acquisitions, int giveBackOf, int[] indices) {
+        Step(long now, List<Acquisition> acquisitions) {
+            this(now, acquisitions, -1, null);
+        }
+
+        boolean isGiveBack() {
+            return giveBackOf >= 0;
+        }
     }
 
     private Scenario(long seed) {
@@ -53,42 +74,87 @@ final class Scenario {
 
     /** A scenario whose rules all use {@code only} (or any algorithm when null). */
     static Scenario generate(long seed, Algorithm only, Magnitude magnitude, int maxRules, int maxSteps) {
+        return generate(seed, only, magnitude, maxRules, maxSteps, false, true);
+    }
+
+    /** A scenario whose rules' figures change (plans, reloads), without lagging clocks. */
+    static Scenario generateChangingFigures(long seed, Magnitude magnitude, int maxRules, int maxSteps) {
+        return generate(seed, null, magnitude, maxRules, maxSteps, true, false);
+    }
+
+    /** A scenario on one clock that never lags (the fleet's on Redis, or one instance's). */
+    static Scenario generateWithoutLag(long seed, Magnitude magnitude, int maxRules, int maxSteps) {
+        return generate(seed, null, magnitude, maxRules, maxSteps, false, false);
+    }
+
+    private static Scenario generate(long seed, Algorithm only, Magnitude magnitude, int maxRules, int maxSteps,
+                                     boolean changingFigures, boolean lagging) {
         Random rnd = new Random(seed);
         Scenario s = new Scenario(seed);
         int ruleCount = 1 + rnd.nextInt(maxRules);
         long minWindow = Long.MAX_VALUE;
         long maxWindow = 0;
+        List<List<Rule>> figures = new ArrayList<>(); // per rule name, its sets of figures
         for (int i = 0; i < ruleCount; i++) {
             Algorithm algorithm = only != null ? only : Algorithm.values()[rnd.nextInt(Algorithm.values().length)];
-            Rule r = magnitude == Magnitude.SMALL ? rule("r" + i, algorithm, rnd) : largeRule("r" + i, algorithm, rnd);
-            s.rules.add(r);
-            minWindow = Math.min(minWindow, r.windowMillis());
-            maxWindow = Math.max(maxWindow, r.windowMillis());
+            boolean shadow = rnd.nextInt(4) == 0; // a shadow rule: decides and takes, refuses nothing
+            List<Rule> sets = new ArrayList<>();
+            int count = changingFigures ? 2 + rnd.nextInt(2) : 1;
+            for (int f = 0; f < count; f++) {
+                Algorithm a = f > 0 && rnd.nextInt(8) == 0 ? Algorithm.values()[rnd.nextInt(Algorithm.values().length)] : algorithm;
+                Rule r = magnitude == Magnitude.SMALL ? rule("r" + i, a, rnd) : largeRule("r" + i, a, rnd);
+                sets.add(r.withDryRun(shadow));
+                s.rules.add(sets.get(f));
+                minWindow = Math.min(minWindow, r.windowMillis());
+                maxWindow = Math.max(maxWindow, r.windowMillis());
+            }
+            figures.add(sets);
         }
+        int[] current = new int[ruleCount]; // each rule's figures for most requests: a reload changes them
         int clients = 1 + rnd.nextInt(3);
         long latest = ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000);
         int stepCount = 5 + rnd.nextInt(maxSteps - 4);
         for (int i = 0; i < stepCount; i++) {
             long now;
             int kind = rnd.nextInt(100);
-            if (kind < 10 && i > 0) {
+            if (kind < 10 && i > 0 && lagging) {
                 now = latest - rnd.nextLong(Math.min(MAX_LAG_MS, minWindow) + 1);
             } else {
                 long dt;
                 if (kind < 30) dt = 0;
                 else if (kind < 50) dt = 1 + rnd.nextInt(5);
-                else if (kind < 70) dt = rnd.nextLong(Math.max(1, 2 * minWindow / s.rules.get(0).limit()) + 1);
+                else if (kind < 70) dt = rnd.nextLong(Math.max(1, 2 * minWindow / figures.get(0).get(0).limit()) + 1);
                 else if (kind < 92) dt = rnd.nextLong(minWindow + 1);
                 else dt = rnd.nextLong(3 * maxWindow + 1);
                 now = latest + dt;
                 latest = now;
             }
+            if (i > 0 && rnd.nextInt(100) < 15) {
+                int of = Math.max(0, i - 1 - rnd.nextInt(Math.min(i, 6)));
+                while (of > 0 && s.steps.get(of).isGiveBack()) of--;
+                if (!s.steps.get(of).isGiveBack()) {
+                    Step request = s.steps.get(of);
+                    List<Acquisition> back = new ArrayList<>();
+                    List<Integer> indices = new ArrayList<>();
+                    for (int k = 0; k < request.acquisitions().size(); k++) {
+                        if (rnd.nextInt(10) < 7 || k == request.acquisitions().size() - 1 && back.isEmpty()) {
+                            back.add(request.acquisitions().get(k));
+                            indices.add(k);
+                        }
+                    }
+                    s.steps.add(new Step(now, back, of, indices.stream().mapToInt(Integer::intValue).toArray()));
+                    continue;
+                }
+            }
             List<Acquisition> acquisitions = new ArrayList<>();
             String client = "c" + rnd.nextInt(clients);
-            for (Rule r : s.rules) {
-                if (acquisitions.isEmpty() && r == s.rules.get(s.rules.size() - 1) || rnd.nextInt(10) < 7) {
+            for (int r = 0; r < ruleCount; r++) {
+                if (acquisitions.isEmpty() && r == ruleCount - 1 || rnd.nextInt(10) < 7) {
+                    List<Rule> sets = figures.get(r);
+                    if (sets.size() > 1 && rnd.nextInt(12) == 0) current[r] = rnd.nextInt(sets.size()); // a reload
+                    Rule rule = sets.get(sets.size() > 1 && rnd.nextInt(4) == 0 ? rnd.nextInt(sets.size()) : current[r]); // a plan
                     String who = rnd.nextInt(5) == 0 ? "c" + rnd.nextInt(clients) : client;
-                    acquisitions.add(new Acquisition(r, ClientKey.parse(who), cost(r, rnd)));
+                    acquisitions.add(new Acquisition(rule, ClientKey.parse(who), cost(rule, rnd)));
                 }
             }
             s.steps.add(new Step(now, acquisitions));
@@ -119,7 +185,7 @@ final class Scenario {
         Duration maxDelay = Duration.ZERO;
         if ((algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET)
                 && rnd.nextBoolean()) {
-            burst = logUniform(rnd, 1, Math.min(Math.max(3 * limit, 2), maxQuota));
+            burst = logUniform(rnd, 1, Math.min(Math.min(Math.max(3 * limit, 2), maxQuota), Rule.MAX_COUNT));
         }
         if (algorithm == Algorithm.LEAKY_BUCKET && rnd.nextInt(3) > 0) {
             maxDelay = Duration.ofMillis(logUniform(rnd, 1, 2 * window));
@@ -154,19 +220,30 @@ final class Scenario {
     String describe(int last) {
         StringBuilder sb = new StringBuilder("seed ").append(seed).append('\n');
         for (Rule r : rules) {
-            sb.append("  rule ").append(r.name()).append(": ").append(r.algorithm().id()).append(" limit=").append(r.limit())
+            sb.append("  rule ").append(r.name());
+            if (sets(r.name()).size() > 1) sb.append('#').append(sets(r.name()).indexOf(r));
+            sb.append(": ").append(r.algorithm().id()).append(" limit=").append(r.limit())
                     .append(" window=").append(r.windowMillis()).append("ms burst=").append(r.burst())
-                    .append(" maxDelay=").append(r.maxDelay().toMillis()).append("ms\n");
+                    .append(" maxDelay=").append(r.maxDelay().toMillis()).append("ms").append(r.dryRun() ? " shadow" : "").append('\n');
         }
         long t0 = steps.get(0).now();
         for (int i = 0; i <= last && i < steps.size(); i++) {
             Step st = steps.get(i);
             sb.append("  #").append(i).append(" t=").append(st.now()).append(" (+").append(st.now() - t0).append(")");
+            if (st.isGiveBack()) sb.append(" give back #").append(st.giveBackOf()).append(':');
             for (Acquisition a : st.acquisitions()) {
-                sb.append(' ').append(a.rule().name()).append(':').append(a.clientKey()).append('x').append(a.cost());
+                sb.append(' ').append(a.rule().name());
+                int set = sets(a.rule().name()).indexOf(a.rule());
+                if (sets(a.rule().name()).size() > 1) sb.append('#').append(set);
+                sb.append(':').append(a.clientKey()).append('x').append(a.cost());
             }
             sb.append('\n');
         }
         return sb.toString();
+    }
+
+    /** The sets of figures of the rule named {@code name}, in order. */
+    private List<Rule> sets(String name) {
+        return rules.stream().filter(r -> r.name().equals(name)).toList();
     }
 }

@@ -1,55 +1,85 @@
 package dev.sluice.internal.algorithm.model;
 
-import java.util.TreeMap;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
 
-/** Counts of every aligned window ever; estimate = previous x uncovered share + current, exactly. */
-final class SlidingWindowCounterModel implements Model {
+/**
+ * The current count, the previous one and when the current one's window ends, read in windows
+ * of the rule's current length: the current count counts whole until the first window that starts
+ * at or after its end (the end rounded up to a multiple of the window), then fades through that
+ * window as the previous count; the previous count fades up to the end. Estimate = previous x
+ * uncovered share + current, exactly.
+ */
+final class SlidingWindowCounterModel extends Model {
 
-    private final long limit;
-    private final long window;
-    private final TreeMap<Long, Long> counts = new TreeMap<>();
+    private long end = Long.MIN_VALUE;
+    private long current;
+    private long previous;
 
-    SlidingWindowCounterModel(long limit, long window) {
-        this.limit = limit;
-        this.window = window;
+    /** {start of the window in effect, its current count, its previous count} at {@code now}. */
+    private long[] read(Rule r, long now) {
+        long w = r.windowMillis();
+        if (end != Long.MIN_VALUE) {
+            long rounded = Math.floorDiv(end + w - 1, w) * w;
+            if (now < rounded) return new long[]{rounded - w, current, previous};
+            if (now < rounded + w) return new long[]{rounded, 0, current};
+        }
+        return new long[]{Math.floorDiv(now, w) * w, 0, 0};
     }
 
-    private long windowAt(long now) {
-        long aligned = Math.floorDiv(now, window) * window;
-        return counts.isEmpty() ? aligned : Math.max(aligned, counts.lastKey());
-    }
-
-    private Ratio estimate(long now) {
-        long start = windowAt(now);
-        long elapsed = Math.max(now, start) - start;
-        Ratio previous = Ratio.of(counts.getOrDefault(start - window, 0L) * (window - elapsed), window);
-        return previous.plus(Ratio.of(counts.getOrDefault(start, 0L)));
-    }
-
-    @Override
-    public boolean admits(long now, long cost) {
-        return estimate(now).plus(Ratio.of(cost)).compareTo(Ratio.of(limit)) <= 0;
-    }
-
-    @Override
-    public void take(long now, long cost) {
-        counts.merge(windowAt(now), cost, Long::sum);
-    }
-
-    @Override
-    public boolean fresh(long now) {
-        return estimate(now).compareTo(Ratio.ZERO) == 0;
+    private Ratio estimate(Rule r, long now) {
+        long[] s = read(r, now);
+        long w = r.windowMillis();
+        long elapsed = Math.max(now, s[0]) - s[0]; // a lagging caller is at the window's start
+        return Ratio.of(s[2] * (w - elapsed), w).plus(Ratio.of(s[1]));
     }
 
     @Override
-    public long capacity() {
-        return limit;
+    boolean admits(Rule r, long now, long cost) {
+        return estimate(r, now).plus(Ratio.of(cost)).compareTo(Ratio.of(r.limit())) <= 0;
     }
 
     @Override
-    public Model copy() {
-        SlidingWindowCounterModel m = new SlidingWindowCounterModel(limit, window);
-        m.counts.putAll(counts);
+    Object take(Rule r, long now, long cost) {
+        long[] s = read(r, now);
+        end = s[0] + r.windowMillis();
+        current = s[1] + cost;
+        previous = s[2];
+        return end;
+    }
+
+    /** Off the current count while the request's window is current, off the previous in the next window. */
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        long takenEnd = (long) taken;
+        if (end == takenEnd) current -= Math.min(cost, current);
+        else if (end == takenEnd + r.windowMillis()) previous -= Math.min(cost, previous);
+    }
+
+    @Override
+    boolean fresh(Rule r, long now) {
+        return estimate(r, now).compareTo(Ratio.ZERO) == 0;
+    }
+
+    @Override
+    void clear() {
+        end = Long.MIN_VALUE;
+        current = 0;
+        previous = 0;
+    }
+
+    @Override
+    Model copy() {
+        SlidingWindowCounterModel m = new SlidingWindowCounterModel();
+        m.end = end;
+        m.current = current;
+        m.previous = previous;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.SLIDING_WINDOW_COUNTER;
     }
 }

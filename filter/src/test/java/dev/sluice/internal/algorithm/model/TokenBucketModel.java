@@ -1,53 +1,90 @@
 package dev.sluice.internal.algorithm.model;
 
-/** Tokens as an exact fraction, refilled at limit/window per ms up to the burst; time never rewinds. */
-final class TokenBucketModel implements Model {
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
 
-    private final long limit;
-    private final long window;
-    private final long burst;
+/**
+ * Tokens as an exact fraction, refilled at limit/window per ms up to the burst; time never
+ * rewinds. Tokens counted under another window are rounded down to a 1/window of a token of the
+ * current one; tokens above the current burst count as the burst.
+ */
+final class TokenBucketModel extends Model {
+
     private Ratio tokens; // null: never seen
     private long stamp;
+    private long window; // the window the tokens were counted under
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far
 
-    TokenBucketModel(long limit, long window, long burst) {
-        this.limit = limit;
-        this.window = window;
-        this.burst = burst;
-    }
-
-    private Ratio tokensAt(long now) {
-        if (tokens == null) return Ratio.of(burst);
+    private Ratio tokensAt(Rule r, long now) {
+        if (tokens == null) return Ratio.of(r.burst());
+        Ratio kept = tokens;
+        long w = r.windowMillis();
+        if (window != w) kept = Ratio.of(kept.times(w).floor(), w);
         long elapsed = Math.max(now, stamp) - stamp;
-        return tokens.plus(Ratio.of(elapsed * limit, window)).min(Ratio.of(burst));
+        return kept.min(Ratio.of(r.burst())).plus(Ratio.of(elapsed * r.limit(), w)).min(Ratio.of(r.burst()));
     }
 
     @Override
-    public boolean admits(long now, long cost) {
-        return tokensAt(now).compareTo(Ratio.of(cost)) >= 0;
+    boolean admits(Rule r, long now, long cost) {
+        return tokensAt(r, now).compareTo(Ratio.of(cost)) >= 0;
     }
 
+    /** @return the moment the bucket left would be full, had nothing else been taken */
     @Override
-    public void take(long now, long cost) {
-        Ratio left = tokensAt(now).minus(Ratio.of(cost));
+    Object take(Rule r, long now, long cost) {
+        Ratio left = tokensAt(r, now).minus(Ratio.of(cost));
         stamp = tokens == null ? now : Math.max(now, stamp);
         tokens = left;
+        window = r.windowMillis();
+        return new Ratio[]{Ratio.of(stamp).plus(Ratio.of(r.burst()).minus(left).times(Ratio.of(r.windowMillis(), r.limit()))), refunded};
+    }
+
+    /**
+     * Undone if nothing was taken or given back since; else the cost, but at most what refills
+     * between now (not before the stored time) and the moment the bucket the request left would have
+     * been full, less what was given back since it was taken: without the request, the bucket would
+     * have been full, and stopped refilling, that much earlier.
+     */
+    @Override
+    void giveBack(Rule r, long now, long cost, Object taken) {
+        if (tokens == null || window != r.windowMillis()) return;
+        Ratio[] t = (Ratio[]) taken;
+        Ratio full = Ratio.of(stamp).plus(Ratio.of(r.burst()).minus(tokens).times(Ratio.of(r.windowMillis(), r.limit())));
+        if (full.equals(t[0]) && refunded.equals(t[1])) {
+            tokens = tokens.plus(Ratio.of(cost)); // nothing taken or given back since: undone
+            return;
+        }
+        Ratio ahead = t[0].minus(Ratio.of(Math.max(now, stamp)));
+        Ratio bound = ahead.times(Ratio.of(r.limit(), r.windowMillis())).minus(refunded.minus(t[1]));
+        if (bound.compareTo(Ratio.ZERO) <= 0) return;
+        Ratio refund = Ratio.of(cost).min(bound);
+        tokens = tokens.plus(refund);
+        refunded = refunded.plus(refund);
     }
 
     @Override
-    public boolean fresh(long now) {
-        return tokensAt(now).compareTo(Ratio.of(burst)) == 0;
+    boolean fresh(Rule r, long now) {
+        return tokensAt(r, now).compareTo(Ratio.of(r.burst())) == 0;
     }
 
     @Override
-    public long capacity() {
-        return burst;
+    void clear() {
+        tokens = null;
     }
 
     @Override
-    public Model copy() {
-        TokenBucketModel m = new TokenBucketModel(limit, window, burst);
+    Model copy() {
+        TokenBucketModel m = new TokenBucketModel();
         m.tokens = tokens;
         m.stamp = stamp;
+        m.window = window;
+        m.refunded = refunded;
+        m.expiresAt = expiresAt;
         return m;
+    }
+
+    @Override
+    Algorithm algorithm() {
+        return Algorithm.TOKEN_BUCKET;
     }
 }

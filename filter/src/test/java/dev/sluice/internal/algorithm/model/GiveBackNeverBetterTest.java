@@ -1,0 +1,138 @@
+package dev.sluice.internal.algorithm.model;
+
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.TestSeed;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Giving back never makes a client's state better than if the request had never happened, even
+ * with other requests admitted between the request and its give-back (other instances, the same
+ * client's other requests; other clients have states of their own): for every algorithm, thousands
+ * of generated sequences run twice through the reference models. Run A: requests, some of which
+ * are given back later (each at a later point, with requests in between, now and then from a
+ * lagging clock, as another instance's). Run B: exactly the requests A admitted, at the same times,
+ * but for those given back. After every step, no request of any cost at any time from the latest
+ * request's on may be admitted by A and denied by B.
+ *
+ * <p>The models are the reference semantics, and {@code EquivalenceTest} holds the local engine and
+ * the Redis script to them, give-backs included; so this holds for both engines. The bound is for
+ * figures that stay the same between a request and its give-back (docs/algorithms.md).
+ * {@code -Dsluice.giveback.sequences=N} (default 600 per algorithm); {@code -Dsluice.seed=S} replays.
+ */
+class GiveBackNeverBetterTest {
+
+    static final int SEQUENCES = Integer.getInteger("sluice.giveback.sequences", 600);
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aGiveBackNeverLeavesAStateBetterThanIfTheRequestHadNeverHappened(Algorithm algorithm) {
+        int[] counted = new int[3]; // give-backs that took something, that changed something, probes
+        for (int i = 0; i < SEQUENCES; i++) {
+            sequence(TestSeed.get() + 5_000_011L * algorithm.ordinal() + i, algorithm, counted);
+        }
+        assertThat(counted[0]).as("requests given back").isGreaterThan(SEQUENCES);
+        assertThat(counted[1]).as("give-backs that left A better than before them").isGreaterThan(SEQUENCES / 2);
+        assertThat(counted[2]).as("probes").isGreaterThan(SEQUENCES * 50);
+    }
+
+    private static void sequence(long seed, Algorithm algorithm, int[] counted) {
+        Random rnd = new Random(seed);
+        Rule rule = rnd.nextInt(4) == 0 ? Scenario.largeRule("r", algorithm, rnd) : Scenario.rule("r", algorithm, rnd);
+        long window = rule.windowMillis();
+        Model a = Model.of(algorithm);
+        Model b = Model.of(algorithm);
+        StringBuilder log = new StringBuilder(TestSeed.replay()).append(", sequence seed ").append(seed).append(": ").append(rule).append('\n');
+        long latest = ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000);
+        List<long[]> pending = new ArrayList<>(); // {cost, step it is given back at}
+        List<Object> pendingTaken = new ArrayList<>();
+        int steps = 10 + rnd.nextInt(40);
+        for (int step = 0; step < steps; step++) {
+            long now;
+            if (rnd.nextInt(8) == 0) {
+                now = latest - rnd.nextLong(Math.min(Scenario.MAX_LAG_MS, window) + 1); // another instance's lagging clock
+            } else {
+                now = latest + switch (rnd.nextInt(5)) {
+                    case 0 -> 0;
+                    case 1 -> 1 + rnd.nextInt(5);
+                    case 2 -> rnd.nextLong(Math.max(1, window / rule.limit()) + 1);
+                    case 3 -> rnd.nextLong(window + 1);
+                    default -> rnd.nextLong(2 * window + 1);
+                };
+                latest = now;
+            }
+            // give back what is due at this step
+            for (int p = pending.size() - 1; p >= 0; p--) {
+                if (pending.get(p)[1] != step) continue;
+                long cost = pending.get(p)[0];
+                Model before = a.copy();
+                a.giveBack(rule, now, cost, pendingTaken.get(p));
+                counted[0]++;
+                if (better(a, before, rule, now)) counted[1]++;
+                log.append("  t=").append(now).append(" give back ").append(cost).append('\n');
+                pending.remove(p);
+                pendingTaken.remove(p);
+            }
+            long cost = Scenario.cost(rule, rnd);
+            boolean admittedByA = a.admits(rule, now, cost);
+            log.append("  t=").append(now).append(" x").append(cost).append(admittedByA ? " admitted" : " denied");
+            if (admittedByA) {
+                boolean withdrawn = step < steps - 1 && rnd.nextInt(3) == 0;
+                Object taken = a.take(rule, now, cost);
+                if (withdrawn) {
+                    pending.add(new long[]{cost, step + 1 + rnd.nextInt(Math.min(6, steps - step - 1))});
+                    pendingTaken.add(taken);
+                    log.append(", given back later");
+                } else {
+                    b.take(rule, now, cost); // the same request, taken whether or not B would have admitted it
+                }
+            }
+            log.append('\n');
+            counted[2] += probe(a, b, rule, latest, rnd, log);
+        }
+    }
+
+    /**
+     * Probes A and B with costs from 1 to the capacity at times from {@code latest} on, the latest
+     * time any request was made at: a caller whose clock lags behind it is judged as of the latest
+     * time a state recorded (time never runs backwards), which a request that was given back may have
+     * moved on in A and not in B; the bound is for callers at the same time. Returns how many probes.
+     */
+    private static int probe(Model a, Model b, Rule rule, long latest, Random rnd, StringBuilder log) {
+        int probes = 0;
+        long window = rule.windowMillis();
+        long[] offsets = {0, 1, 2, rnd.nextLong(window / rule.limit() + 1), rnd.nextLong(window + 1), window - 1, window,
+                rnd.nextLong(3 * window + 1)};
+        for (long offset : offsets) {
+            long t = latest + offset;
+            for (int k = 0; k < 6; k++) {
+                long cost = k == 0 ? 1 : k == 1 ? rule.capacity() : 1 + rnd.nextLong(rule.capacity());
+                if (a.admits(rule, t, cost)) {
+                    long at = t;
+                    long c = cost;
+                    String steps = log.toString();
+                    assertThat(b.admits(rule, t, cost)).as(() -> steps + "  probe at t=" + at + " x" + c
+                            + ": admitted after the give-back, denied had the request never happened").isTrue();
+                }
+                probes++;
+            }
+        }
+        return probes;
+    }
+
+    /** Whether {@code after} admits, at {@code now}, a cost that {@code before} does not. */
+    private static boolean better(Model after, Model before, Rule rule, long now) {
+        for (long cost = 1; cost <= Math.min(rule.capacity(), 64); cost++) {
+            if (after.admits(rule, now, cost) && !before.admits(rule, now, cost)) return true;
+        }
+        return after.admits(rule, now, rule.capacity()) && !before.admits(rule, now, rule.capacity());
+    }
+}

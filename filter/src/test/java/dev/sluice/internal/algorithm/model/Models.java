@@ -1,0 +1,96 @@
+package dev.sluice.internal.algorithm.model;
+
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The reference state of every client of every rule, by rule name and client (as the engines key
+ * them), deciding requests as the engines must: when every enforcing rule admits a request, each
+ * rule that admits takes its cost; a shadow rule ({@code dryRun}) that denies takes nothing and
+ * refuses nothing. A rule whose algorithm differs from the state's reads a client never seen, and
+ * its first take replaces that state (the engines treat another algorithm's key as absent).
+ */
+final class Models {
+
+    private final Map<String, Model> states = new HashMap<>();
+    /** Per algorithm, decisions that read a state written under other figures. */
+    final int[] changedFigures = new int[Algorithm.values().length];
+
+    /** What each rule of the last request decided took ({@link Model#take}'s answer), null where it took nothing. */
+    private List<Object> lastTaken = List.of();
+
+    /** The figures of every rule of {@code request} at {@code now}, taking from the models if it is admitted. */
+    List<Figures> decide(List<Acquisition> request, long now) {
+        int n = request.size();
+        Model[] models = new Model[n];
+        boolean admitted = true;
+        for (int i = 0; i < n; i++) {
+            Acquisition a = request.get(i);
+            models[i] = state(a, now);
+            admitted &= models[i].admits(a.rule(), now, a.cost()) || a.rule().dryRun();
+        }
+        Figures[] out = new Figures[n];
+        Object[] taken = new Object[n];
+        for (int i = 0; i < n; i++) {
+            Acquisition a = request.get(i);
+            Model m = models[i];
+            if (admitted && m.admits(a.rule(), now, a.cost())) {
+                long delay = m.delayMs(a.rule(), now);
+                taken[i] = m.take(a.rule(), now, a.cost());
+                m.written(a.rule(), now);
+                states.put(key(a), m);
+                out[i] = Figures.taken(m, a.rule(), now, delay);
+            } else {
+                out[i] = Figures.untouched(m, a.rule(), now, a.cost());
+            }
+        }
+        lastTaken = Arrays.asList(taken);
+        return List.of(out);
+    }
+
+    /** What each rule of the last request {@link #decide}d took, null where it took nothing. */
+    List<Object> lastTaken() {
+        return lastTaken;
+    }
+
+    /** Gives back at {@code now} what {@code taken} (from {@link #lastTaken}) says each of {@code request}'s rules took. */
+    void giveBack(List<Acquisition> request, List<Object> taken, long now) {
+        for (int i = 0; i < request.size(); i++) {
+            Acquisition a = request.get(i);
+            if (taken.get(i) == null) continue;
+            Model m = states.get(key(a));
+            if (m == null) continue;
+            m.settle(now);
+            if (m.algorithm() == a.rule().algorithm()) m.giveBack(a.rule(), now, a.cost(), taken.get(i));
+        }
+    }
+
+    /** The state of {@code a}'s rule and client as {@code a}'s algorithm reads it at {@code now}. */
+    private Model state(Acquisition a, long now) {
+        Model m = states.get(key(a));
+        if (m != null) m.settle(now);
+        if (m == null || m.algorithm() != a.rule().algorithm()) return Model.of(a.rule().algorithm());
+        Rule w = m.writtenWith;
+        if (w != null && (w.limit() != a.rule().limit() || w.windowMillis() != a.rule().windowMillis()
+                || w.burst() != a.rule().burst() || !w.maxDelay().equals(a.rule().maxDelay()))) {
+            changedFigures[a.rule().algorithm().ordinal()]++;
+        }
+        return m;
+    }
+
+    /** Whether {@code a}'s rule and client has a state that has expired at {@code now} (Redis would have forgotten it). */
+    boolean expired(Acquisition a, long now) {
+        Model m = states.get(key(a));
+        return m != null && now >= m.expiresAt;
+    }
+
+    private static String key(Acquisition a) {
+        return a.rule().name() + "/" + a.clientKey();
+    }
+}
