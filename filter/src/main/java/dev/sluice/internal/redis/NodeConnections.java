@@ -31,13 +31,16 @@ interface NodeConnections {
     Object nodeOf(byte[] key);
 
     /**
-     * A connection to {@code node} from its pool, within {@link #maxWait()}; closing it gives it back
-     * (or discards it when broken).
+     * A connection to {@code node} from its pool (within the pool's {@code max-wait}); closing it gives
+     * it back, or discards it when broken.
      */
     Connection borrow(Object node);
 
-    /** How long a caller may wait for a pooled connection; null when it may wait indefinitely. */
-    Duration maxWait();
+    /**
+     * How long a call may wait in the queue for its shared round trip to start: {@code redis.timeout},
+     * which also bounds the round trip it waits behind; null for no bound of its own.
+     */
+    Duration queueWait();
 
     /** A client that tells where its connections come from: those {@link RedisClients} builds. */
     interface Source {
@@ -50,14 +53,16 @@ interface NodeConnections {
             return own.nodeConnections();
         }
         if (client instanceof JedisPooled pooled) {
+            // a user's pool: its timeouts are not known here, its max-wait is (the in-flight round trip
+            // a call waits behind is bounded by the socket timeout in any case)
             Duration wait = pooled.getPool().getMaxWaitDuration();
-            return single(() -> pooled.getPool().getResource(), wait.isNegative() ? null : wait);
+            return single(() -> pooled.getPool().getResource(), wait.isNegative() || wait.isZero() ? null : wait);
         }
         return null;
     }
 
     /** One node, whose connections come from {@code pool} (a Sentinel's provider follows its master). */
-    static NodeConnections single(Supplier<Connection> pool, Duration maxWait) {
+    static NodeConnections single(Supplier<Connection> pool, Duration queueWait) {
         return new NodeConnections() {
             @Override
             public Object nodeOf(byte[] key) {
@@ -70,8 +75,8 @@ interface NodeConnections {
             }
 
             @Override
-            public Duration maxWait() {
-                return maxWait;
+            public Duration queueWait() {
+                return queueWait;
             }
         };
     }
@@ -80,7 +85,7 @@ interface NodeConnections {
      * The masters of a Cluster as {@code provider} knows them (its slot map, renewed by the client on
      * redirections and failures); {@code provider} may give null while the topology is not yet known.
      */
-    static NodeConnections cluster(Supplier<ClusterConnectionProvider> provider, Duration maxWait) {
+    static NodeConnections cluster(Supplier<ClusterConnectionProvider> provider, Duration queueWait) {
         return new NodeConnections() {
             @Override
             public Object nodeOf(byte[] key) {
@@ -96,8 +101,8 @@ interface NodeConnections {
             }
 
             @Override
-            public Duration maxWait() {
-                return maxWait;
+            public Duration queueWait() {
+                return queueWait;
             }
         };
     }

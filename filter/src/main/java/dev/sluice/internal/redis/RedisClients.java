@@ -151,8 +151,8 @@ public final class RedisClients {
                         master, pool, sentinels, sentinel), DefaultCommandExecutor::new);
             }
         }
-        // a JedisPooled's connections are reachable as they are (NodeConnections.of)
-        return new JedisPooled(new HostAndPort(settings.host(), settings.port()), clientConfig(settings, true), pool);
+        return new SharingPooled(new HostAndPort(settings.host(), settings.port()), clientConfig(settings, true), pool,
+                settings.timeout());
     }
 
     private static UnifiedJedis deferred(SluiceConfig.RedisSettings settings, JedisException cause, boolean cluster,
@@ -161,7 +161,22 @@ public final class RedisClients {
         LOG.warn("Sluice: no answer from {} at start ({}); starting anyway, and connecting when it answers",
                 settings.describe(), cause.getMessage());
         return new DeferredClient(new DeferredCommandExecutor(providers, executors, settings.describe(), DEFERRED_RETRY_MILLIS),
-                cluster, settings.poolMaxWait());
+                cluster, settings.timeout());
+    }
+
+    /** A {@link JedisPooled} that lends its connections, queued calls waiting at most {@code redis.timeout}. */
+    private static final class SharingPooled extends JedisPooled implements NodeConnections.Source {
+        private final NodeConnections connections;
+
+        SharingPooled(HostAndPort server, JedisClientConfig config, ConnectionPoolConfig pool, Duration timeout) {
+            super(server, config, pool);
+            this.connections = NodeConnections.single(() -> getPool().getResource(), timeout);
+        }
+
+        @Override
+        public NodeConnections nodeConnections() {
+            return connections;
+        }
     }
 
     /** A {@link JedisCluster} that tells which master serves a slot and lends its connections. */
@@ -170,7 +185,7 @@ public final class RedisClients {
 
         SharingCluster(ClusterConnectionProvider provider, SluiceConfig.RedisSettings settings) {
             super(provider, CLUSTER_MAX_ATTEMPTS, settings.timeout());
-            this.connections = NodeConnections.cluster(() -> provider, settings.poolMaxWait());
+            this.connections = NodeConnections.cluster(() -> provider, settings.timeout());
         }
 
         @Override
@@ -185,7 +200,7 @@ public final class RedisClients {
 
         SharingSentineled(SentineledConnectionProvider provider, SluiceConfig.RedisSettings settings) {
             super(provider);
-            this.connections = NodeConnections.single(provider::getConnection, settings.poolMaxWait());
+            this.connections = NodeConnections.single(provider::getConnection, settings.timeout());
         }
 
         @Override
@@ -198,11 +213,11 @@ public final class RedisClients {
     private static final class DeferredClient extends UnifiedJedis implements NodeConnections.Source {
         private final NodeConnections connections;
 
-        DeferredClient(DeferredCommandExecutor executor, boolean cluster, Duration maxWait) {
+        DeferredClient(DeferredCommandExecutor executor, boolean cluster, Duration queueWait) {
             super(executor, null, cluster ? new ClusterCommandObjects() : new CommandObjects());
             this.connections = cluster
-                    ? NodeConnections.cluster(() -> (ClusterConnectionProvider) executor.provider(), maxWait)
-                    : NodeConnections.single(executor::connection, maxWait);
+                    ? NodeConnections.cluster(() -> (ClusterConnectionProvider) executor.provider(), queueWait)
+                    : NodeConnections.single(executor::connection, queueWait);
         }
 
         @Override

@@ -41,9 +41,11 @@ import java.util.concurrent.locks.LockSupport;
  * its pool after every round trip (and discarded by the pool when broken), so a late reply can
  * never reach another call.
  *
- * <p><b>Bounds.</b> A queued call waits at most the pool's {@code max-wait} for its round trip to
- * start (as it would for a pooled connection), then every read is bounded by the socket timeout
- * ({@code redis.timeout}), as a call of its own is. When a round trip fails (a timeout, Redis
+ * <p><b>Bounds.</b> A queued call waits at most {@code redis.timeout} for its round trip to start
+ * (the round trip it waits behind is bounded by that too; then it fails as a timeout, as a call
+ * that gets no pooled connection does), then every read is bounded by the socket timeout
+ * ({@code redis.timeout}), as for a call of its own; the carrier borrows the round trip's connection
+ * within the pool's {@code max-wait}. When a round trip fails (a timeout, Redis
  * gone), the calls of that batch still waiting fail with its error, those already answered keep
  * their replies, and calls queued behind go on another connection. Each failed call fails in its
  * own caller's thread, so the failure policy, the breaker and the metrics hear of each exactly as
@@ -89,7 +91,7 @@ final class SharedRoundTrips {
         this.nodes = nodes;
         this.cluster = cluster;
         this.inFlight = inFlight;
-        Duration wait = nodes == null ? null : nodes.maxWait();
+        Duration wait = nodes == null ? null : nodes.queueWait();
         this.maxWaitNanos = wait == null ? Long.MAX_VALUE : wait.toNanos();
     }
 
@@ -191,7 +193,7 @@ final class SharedRoundTrips {
 
     private JedisException waitedTooLong() {
         // the same kind of failure as no pooled connection within max-wait: a timeout
-        return new JedisException("no round trip to Redis started within " + maxWaitNanos / 1_000_000 + " ms",
+        return new JedisException("no shared round trip to Redis started within " + maxWaitNanos / 1_000_000 + " ms",
                 new NoSuchElementException("Timeout waiting for a shared round trip"));
     }
 

@@ -142,8 +142,9 @@ class SharedRoundTripsTest {
         assertThat(shared.roundTrips()).as("the first call's, then one for the twelve").isEqualTo(2);
     }
 
+    /** Its bound: redis.timeout on the clients Sluice builds (RedisClientsTest); on a user's JedisPooled, its max-wait. */
     @Test
-    void aQueuedCallWaitsForItsRoundTripAtMostThePoolsMaxWaitAndFailsAsATimeout() throws Exception {
+    void aQueuedCallWaitsForItsRoundTripAtMostItsBoundAndFailsAsATimeout() throws Exception {
         RedisProcess redis = redis();
         SharedRoundTrips shared = new SharedRoundTrips(client(redis, Duration.ofSeconds(10), Duration.ofMillis(150)), false);
         redis.pause();
