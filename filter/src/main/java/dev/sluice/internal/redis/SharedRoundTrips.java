@@ -31,9 +31,12 @@ import java.util.concurrent.locks.LockSupport;
  * on a pooled connection, sent and read by the caller's own thread. Calls that arrive while a
  * round trip is in flight queue up, and the next round trip takes all of them (at most
  * {@value #MAX_BATCH}), pipelined on one connection: one of their threads carries it, the others
- * park until their own reply is in. Nobody waits for a batch to fill: a batch is whatever queued
- * during the round trip before it. No lock is held at any time; the queue and the count of round
- * trips in flight are lock-free, and a carrier hands over to the next as soon as its replies are read.
+ * park until their own reply is in (each is woken as soon as its reply is read; the carrier returns
+ * when all are). Nobody waits for a batch to fill: a batch is whatever queued during the round trip
+ * before it. No lock is held at any time; the queue and the count of round trips in flight are
+ * lock-free, and a carrier hands over to the next as soon as its replies are read. One round trip
+ * in flight per node measured best here ({@value #IN_FLIGHT}; BENCHMARKS.md): two halve the batches
+ * and add a wake-up per round trip, for a node that is busy anyway.
  *
  * <p><b>Still exact.</b> Each call stays its own {@code EVALSHA}, so each decision is what it would
  * have been alone, atomic per request (Redis runs one script at a time), in the order the calls
