@@ -34,9 +34,12 @@ import java.util.concurrent.locks.LockSupport;
  * park until their own reply is in (each is woken as soon as its reply is read; the carrier returns
  * when all are). Nobody waits for a batch to fill: a batch is whatever queued during the round trip
  * before it. No lock is held at any time; the queue and the count of round trips in flight are
- * lock-free, and a carrier hands over to the next as soon as its replies are read. One round trip
- * in flight per node measured best here ({@value #IN_FLIGHT}; BENCHMARKS.md): two halve the batches
- * and add a wake-up per round trip, for a node that is busy anyway.
+ * lock-free. A round trip is in flight until Redis answers it (its first reply: Redis replies once it
+ * has run what it read), so the next one starts, on another pooled connection, while the replies of
+ * the last are still being read and their callers woken; waking a batch's callers one by one is the
+ * longest part of the client's work, and kept off the path between two round trips. One round trip
+ * in flight per node ({@value #IN_FLIGHT}) measured as good as two at 64 threads, and better at 8
+ * (BENCHMARKS.md): more in flight make smaller batches for a node that is busy anyway.
  *
  * <p><b>Still exact.</b> Each call stays its own {@code EVALSHA}, so each decision is what it would
  * have been alone, atomic per request (Redis runs one script at a time), in the order the calls
@@ -203,19 +206,37 @@ final class SharedRoundTrips {
     /** One round trip for the calls queued now, by a thread that holds one of the lane's places in flight. */
     private void carry(Lane lane) {
         List<Call> batch = lane.take();
+        Slot slot = new Slot(lane);
         try {
             if (!batch.isEmpty()) {
-                roundTrip(lane.node, batch);
+                roundTrip(lane.node, batch, slot);
             }
         } finally {
-            lane.release();
+            slot.release();
             for (Call c : batch) {
                 c.complete(); // each is answered as its reply is read; this is for an unforeseen error
             }
         }
     }
 
-    private void roundTrip(Object node, List<Call> batch) {
+    /** A lane's place in flight, given back once: as soon as Redis has answered, before the callers are woken. */
+    private static final class Slot {
+        private final Lane lane;
+        private boolean released;
+
+        Slot(Lane lane) {
+            this.lane = lane;
+        }
+
+        void release() {
+            if (!released) {
+                released = true;
+                lane.release();
+            }
+        }
+    }
+
+    private void roundTrip(Object node, List<Call> batch, Slot slot) {
         Connection connection = null;
         try {
             connection = nodes.borrow(node);
@@ -226,6 +247,9 @@ final class SharedRoundTrips {
             List<Call> noScript = null;
             for (Call c : batch) {
                 Object reply = read(connection);
+                // Redis has run the batch (it answers after running what it read): the next round trip may
+                // start, on another connection, while this one's replies are read and its callers woken
+                slot.release();
                 if (reply instanceof JedisNoScriptException) {
                     if (noScript == null) noScript = new ArrayList<>();
                     noScript.add(c);
