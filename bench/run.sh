@@ -5,8 +5,9 @@
 #   runs the JMH suite (limiter API on Redis: Sluice with and without shared round trips / Bucket4j /
 #   bare EVALSHA; local engine; the filter's own overhead; Redis round trips and commands per decision;
 #   the denied flood; pipelined calls vs one batch script), redis-benchmark of the same EVALSHA, and
-#   wrk against one embedded Tomcat (no filter / Sluice local / one bare EVALSHA per request / Sluice
-#   on Redis / Sluice denying), and writes bench/results/<timestamp>/RESULTS.md.
+#   wrk against one embedded Tomcat (no filter / Sluice local, with and without its rate-limit fields /
+#   one bare EVALSHA per request / Sluice on Redis / Sluice denying), and writes
+#   bench/results/<timestamp>/RESULTS.md.
 #
 # Usage: bench/run.sh                 # the default matrix, ~11 minutes on 2 cores
 #        ROUNDS=3 bench/run.sh        # every JMH trial 3 times round-robin (published figures)
@@ -22,7 +23,7 @@ ROOT=$(pwd)
 ROUNDS=${ROUNDS:-1}
 PARTS=${PARTS:-redis,local,filter,commands,flood,shapes}
 IMPLS=${IMPLS:-sluice,sluice-unshared,bucket4j,floor}
-VARIANTS=${VARIANTS:-none local evalsha redis redis-denied}
+VARIANTS=${VARIANTS:-none local local-no-headers evalsha redis redis-denied}
 HTTP_SECONDS=${HTTP_SECONDS:-5}
 HTTP_RUNS=${HTTP_RUNS:-3}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -187,6 +188,7 @@ if [ -z "${SKIP_HTTP:-}" ]; then
     echo "|---|---|---|"
     r=$(ratio redis evalsha 1.0 || true); [ -n "$r" ] && echo "| Sluice on Redis >= 1.0x a filter doing one bare EVALSHA per request | $r |"
     r=$(ratio local none 0.9 || true); [ -n "$r" ] && echo "| Sluice's local engine >= 0.9x no filter | $r |"
+    r=$(ratio local-no-headers none 0.9 || true); [ -n "$r" ] && echo "| the same, \`headers=none\` (what the five fields cost in Tomcat) | $r |"
     echo
   } >"$OUT/http.md"
   cat "$OUT/http.md"

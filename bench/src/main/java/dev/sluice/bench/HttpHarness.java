@@ -35,6 +35,8 @@ import java.util.Map;
  * <ul>
  *   <li>{@code none}: no filter, the container's own cost;</li>
  *   <li>{@code local}: Sluice with {@code backend=local};</li>
+ *   <li>{@code local-no-headers}: the same with {@code headers=none}: what the five rate-limit fields
+ *       of {@code headers=both} cost (Tomcat encodes every header name and value it writes);</li>
  *   <li>{@code evalsha}: the reference for Sluice on Redis, {@link EvalshaFilter}: one EVALSHA of
  *       {@code return 1} per request over a pooled connection, nothing else;</li>
  *   <li>{@code redis}: Sluice on Redis ({@code -Dsluice.bench.redis}), a limit no run exhausts;</li>
@@ -122,13 +124,17 @@ public final class HttpHarness {
                 return new LinkedHashMap<>();
             }
             case "local" -> p.put("backend", "local");
+            case "local-no-headers" -> {
+                p.put("backend", "local");
+                p.put("headers", "none");
+            }
             case "redis" -> p.put("redis.url", BenchRedis.uri().toString());
             case "redis-denied" -> {
                 p.put("redis.url", BenchRedis.uri().toString());
                 p.put("rule.api.limit", "1");
                 p.put("rule.api.window", "1h");
             }
-            default -> throw new IllegalArgumentException("variant: none, local, evalsha, redis or redis-denied, not " + variant);
+            default -> throw new IllegalArgumentException("variant: none, local, local-no-headers, evalsha, redis or redis-denied, not " + variant);
         }
         // as generous as the JMH contenders': on 2 shared cores the default 50 ms is exceeded at the
         // tail, and a decision that times out falls back to the local backstop (counted on exit)
