@@ -2,17 +2,20 @@
 # Reproduces every figure of BENCHMARKS.md on this machine, from a clean clone:
 #   installs what is missing (Debian packages: wrk, redis-server/redis-tools, maven, a JDK 17),
 #   builds bench/ (Maven profile "bench"), starts its own redis-server on a free loopback port,
-#   runs the JMH suite (limiter API on Redis: Sluice / Bucket4j / bare EVALSHA; local engine;
-#   the filter's own overhead; Redis round trips and commands per decision; the denied flood),
-#   redis-benchmark of the same EVALSHA, wrk against embedded Jetty (no filter / Sluice local /
-#   Sluice on Redis), the approximate mode (its local path against the local engine; three instances
-#   at 1,000 requests/s on one key: round trips per request, overshoot), and writes
+#   runs the JMH suite (limiter API on Redis: Sluice with and without shared round trips / Bucket4j /
+#   bare EVALSHA; local engine; the filter's own overhead; Redis round trips and commands per decision;
+#   the denied flood; pipelined calls vs one batch script), redis-benchmark of the same EVALSHA, and
+#   wrk against one embedded Tomcat (no filter / Sluice local, with and without its rate-limit fields /
+#   one bare EVALSHA per request / Sluice on Redis / Sluice denying), the approximate mode (its local
+#   path against the local engine; three instances at 1,000 requests/s on one key: round trips per
+#   request, overshoot), and writes
 #   bench/results/<timestamp>/RESULTS.md.
 #
-# Usage: bench/run.sh                 # the default matrix, ~10 minutes on 2 cores
+# Usage: bench/run.sh                 # the default matrix, ~11 minutes on 2 cores
 #        ROUNDS=3 bench/run.sh        # every JMH trial 3 times round-robin (published figures)
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
-#        PARTS=redis,commands bench/run.sh   # a subset: redis,local,filter,commands,flood (the JMH suite), approx
+#        PROFILE=1 bench/run.sh       # also profile the filter over HTTP (async-profiler; ~1 minute more)
+#        PARTS=redis,commands bench/run.sh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
 #        PARTS=approx SKIP_JMH=1 SKIP_HTTP=1 SKIP_REDIS_BENCHMARK=1 bench/run.sh   # the approximate mode alone (~2 min)
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
@@ -21,9 +24,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 ROUNDS=${ROUNDS:-1}
-PARTS=${PARTS:-redis,local,filter,commands,flood,approx}
-IMPLS=${IMPLS:-sluice,bucket4j,floor}
-VARIANTS=${VARIANTS:-none local redis redis-denied}
+PARTS=${PARTS:-redis,local,filter,commands,flood,shapes,approx}
+IMPLS=${IMPLS:-sluice,sluice-unshared,bucket4j,floor}
+VARIANTS=${VARIANTS:-none local local-no-headers evalsha redis redis-denied}
 HTTP_SECONDS=${HTTP_SECONDS:-5}
 HTTP_RUNS=${HTTP_RUNS:-3}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -136,37 +139,95 @@ if [ -z "${SKIP_REDIS_BENCHMARK:-}" ]; then
   cat "$OUT/redis-benchmark.md"
 fi
 
-# ---------------------------------------------------------------- HTTP: wrk against embedded Jetty
+# ---------------------------------------------------------------- HTTP: wrk against one embedded Tomcat
+# Every variant runs in its own Tomcat JVM, all started first; the wrk runs go round-robin over the
+# variants (run 1 of each, then run 2 of each...) so a busy minute on the machine hits all of them.
+# Per run: wrk's figures, and the CPU the Tomcat JVM and Redis spent per request (/proc/PID/stat).
 if [ -z "${SKIP_HTTP:-}" ]; then
-  {
-    echo "### HTTP: wrk -t2 -c64 -d${HTTP_SECONDS}s against embedded Jetty 12 (ee10), trivial servlet; median of $HTTP_RUNS runs (min..max)"
-    echo
-    echo "| variant | requests/s | p50 (µs) | p90 (µs) | p99 (µs) | p99.9 (µs) | non-2xx | Sluice decisions (fallbacks, Redis timeouts) |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---|"
-  } >"$OUT/http.md"
+  TCK=$(getconf CLK_TCK)
+  cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+  declare -A hport hpid
   for variant in $VARIANTS; do
     port=$(free_port)
-    log "HTTP: $variant on 127.0.0.1:$port"
     java -Xms512m -Xmx512m -XX:+UseParallelGC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
       -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.HttpHarness "$variant" "$port" \
       >"$OUT/http-$variant.log" 2>&1 &
-    hpid=$!
-    pids+=($hpid)
-    for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-    wrk -t2 -c64 -d3s "http://127.0.0.1:$port/" >/dev/null # warm-up: JIT, pool connections
+    hpid[$variant]=$!
+    hport[$variant]=$port
+    pids+=($!)
     : >"$OUT/http-$variant.txt"
-    for _ in $(seq "$HTTP_RUNS"); do
-      wrk -t2 -c64 -d"${HTTP_SECONDS}s" --latency -s bench/wrk/report.lua "http://127.0.0.1:$port/" >>"$OUT/http-$variant.txt"
-    done
-    kill "$hpid"; wait "$hpid" 2>/dev/null || true
-    median_of() { grep '^RESULT' "$OUT/http-$variant.txt" | sed -E "s/.* $1=([0-9.]+).*/\1/" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-    range_of() { grep '^RESULT' "$OUT/http-$variant.txt" | sed -E "s/.* $1=([0-9.]+).*/\1/" | sort -g | awk '{a[NR]=$1} END {printf "%.0f..%.0f", a[1], a[NR]}'; }
-    sluice=$(grep -m1 '^SLUICE .*decisions=' "$OUT/http-$variant.log" | sed -E 's/.*decisions=([0-9]+) fallback=([0-9]+) timeouts=([0-9]+).*/\1 (\2, \3)/' || true)
-    printf '| %s | %.0f (%s) | %s | %s | %s | %s | %s | %s |\n' "$variant" "$(median_of rps)" "$(range_of rps)" \
-      "$(median_of p50)" "$(median_of p90)" "$(median_of p99)" "$(median_of p999)" "$(median_of non2xx)" "${sluice:--}" >>"$OUT/http.md"
   done
-  echo >>"$OUT/http.md"
+  for variant in $VARIANTS; do
+    for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:${hport[$variant]}/" && break; sleep 0.1; done
+    log "HTTP: $variant on 127.0.0.1:${hport[$variant]}, warming up"
+    wrk -t2 -c64 -d3s "http://127.0.0.1:${hport[$variant]}/" >/dev/null # JIT, pool connections
+  done
+  http_load=$(uptime | sed 's/.*load average: //')
+  for run in $(seq "$HTTP_RUNS"); do
+    for variant in $VARIANTS; do
+      log "HTTP: $variant, run $run of $HTTP_RUNS"
+      s0=$(cpu_ticks "${hpid[$variant]}"); r0=$(cpu_ticks "${pids[0]}")
+      line=$(wrk -t2 -c64 -d"${HTTP_SECONDS}s" --latency -s bench/wrk/report.lua "http://127.0.0.1:${hport[$variant]}/" | grep '^RESULT')
+      s1=$(cpu_ticks "${hpid[$variant]}"); r1=$(cpu_ticks "${pids[0]}")
+      n=$(sed -E 's/.* requests=([0-9]+).*/\1/' <<<"$line")
+      echo "$line $(awk -v s=$((s1 - s0)) -v r=$((r1 - r0)) -v n="$n" -v t="$TCK" \
+        'BEGIN {printf "server_cpu_us=%.1f redis_cpu_us=%.1f", s * 1e6 / t / n, r * 1e6 / t / n}')" >>"$OUT/http-$variant.txt"
+    done
+  done
+  for variant in $VARIANTS; do kill "${hpid[$variant]}"; wait "${hpid[$variant]}" 2>/dev/null || true; done
+  median_of() { grep '^RESULT' "$OUT/http-$1.txt" | sed -E "s/.* $2=([0-9.]+).*/\1/" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+  range_of() { grep '^RESULT' "$OUT/http-$1.txt" | sed -E "s/.* $2=([0-9.]+).*/\1/" | sort -g | awk '{a[NR]=$1} END {printf "%.0f..%.0f", a[1], a[NR]}'; }
+  {
+    echo "### HTTP: wrk -t2 -c64 -d${HTTP_SECONDS}s against one embedded Tomcat 11 (NIO, 200 threads), trivial servlet; median of $HTTP_RUNS runs (min..max), round-robin over the variants"
+    echo
+    echo "Load average when the HTTP runs began: $http_load; when they ended: $(uptime | sed 's/.*load average: //')."
+    echo
+    echo "| variant | requests/s | p50 (µs) | p90 (µs) | p99 (µs) | p99.9 (µs) | non-2xx | Tomcat CPU per request (µs) | Redis CPU per request (µs) | Sluice decisions (fallbacks, Redis timeouts) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    for variant in $VARIANTS; do
+      sluice=$(grep -m1 '^SLUICE .*decisions=' "$OUT/http-$variant.log" | sed -E 's/.*decisions=([0-9]+) fallback=([0-9]+) timeouts=([0-9]+).*/\1 (\2, \3)/' || true)
+      printf '| %s | %.0f (%s) | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$variant" "$(median_of "$variant" rps)" "$(range_of "$variant" rps)" \
+        "$(median_of "$variant" p50)" "$(median_of "$variant" p90)" "$(median_of "$variant" p99)" "$(median_of "$variant" p999)" \
+        "$(median_of "$variant" non2xx)" "$(median_of "$variant" server_cpu_us)" "$(median_of "$variant" redis_cpu_us)" "${sluice:--}"
+    done
+    echo
+    # the HTTP targets of issue 10, from the medians above
+    ratio() { [ -s "$OUT/http-$1.txt" ] && [ -s "$OUT/http-$2.txt" ] && awk -v a="$(median_of "$1" rps)" -v b="$(median_of "$2" rps)" -v t="$3" \
+      'BEGIN {r = a / b; printf "**%.2fx** (%.0f vs %.0f per s) | %s", r, a, b, (r >= t ? "met" : "**not met**")}'; }
+    echo "| HTTP target (issue 10) | measured | |"
+    echo "|---|---|---|"
+    r=$(ratio redis evalsha 1.0 || true); [ -n "$r" ] && echo "| Sluice on Redis >= 1.0x a filter doing one bare EVALSHA per request | $r |"
+    r=$(ratio local none 0.9 || true); [ -n "$r" ] && echo "| Sluice's local engine >= 0.9x no filter | $r |"
+    r=$(ratio local-no-headers none 0.9 || true); [ -n "$r" ] && echo "| the same, \`headers=none\` (what the five fields cost in Tomcat) | $r |"
+    echo
+  } >"$OUT/http.md"
   cat "$OUT/http.md"
+fi
+
+# ---------------------------------------------------------------- where the filter's HTTP time goes (PROFILE=1)
+# async-profiler 3.0 (from Maven Central) samples the CPU of one Tomcat JVM per variant while wrk
+# loads it; writes a flame graph (profile-VARIANT.html) and the table of ProfileSummary.
+if [ -n "${PROFILE:-}" ]; then
+  AP_DIR=$OUT/async-profiler
+  mvn -q -B dependency:copy -Dartifact=tools.profiler:async-profiler:3.0 -DoutputDirectory="$AP_DIR" >/dev/null
+  (cd "$AP_DIR" && unzip -o -q async-profiler-3.0.jar 'linux-x64/*')
+  : >"$OUT/profile.md"
+  for variant in ${PROFILE_VARIANTS:-local redis}; do
+    for format in collapsed html; do
+      port=$(free_port)
+      log "profile: $variant ($format)"
+      java -Xms512m -Xmx512m -XX:+UseParallelGC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+        -agentpath:"$AP_DIR/linux-x64/libasyncProfiler.so=start,event=itimer,interval=1ms,file=$OUT/profile-$variant.$format,$format" \
+        -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.HttpHarness "$variant" "$port" >"$OUT/profile-$variant.log" 2>&1 &
+      ppid=$!
+      pids+=($ppid)
+      for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+      wrk -t2 -c64 -d10s "http://127.0.0.1:$port/" >/dev/null
+      kill "$ppid"; wait "$ppid" 2>/dev/null || true
+    done
+    java -cp "$JAR" dev.sluice.bench.ProfileSummary "$variant" "$OUT/profile-$variant.collapsed" >>"$OUT/profile.md"
+  done
+  cat "$OUT/profile.md"
 fi
 
 # ---------------------------------------------------------------- one file with everything
@@ -183,5 +244,6 @@ fi
   [ -f "$OUT/redis-benchmark.md" ] && cat "$OUT/redis-benchmark.md"
   [ -f "$OUT/http.md" ] && cat "$OUT/http.md"
   if [ -f "$OUT/approx.md" ]; then cat "$OUT/approx.md"; fi
+  [ -f "$OUT/profile.md" ] && cat "$OUT/profile.md"
 } >"$OUT/RESULTS.md"
 log "done: $OUT/RESULTS.md"

@@ -434,6 +434,9 @@ public final class Sluice implements AutoCloseable {
          * Sluice never closes it. Its timeouts are yours: keep them short (Sluice's default is 50 ms),
          * since every decision waits for it. For a {@code JedisCluster} the configuration must say
          * {@code redis.cluster.nodes} too, so that a request's rules are decided one slot at a time.
+         * Concurrent decisions share round trips on a {@code JedisPooled}'s connections (as on the
+         * clients Sluice builds itself, of every topology); with another client each decision makes
+         * a call of its own.
          */
         public Builder redis(UnifiedJedis client) {
             this.redis = Objects.requireNonNull(client, "client");

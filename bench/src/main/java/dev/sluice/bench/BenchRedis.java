@@ -8,6 +8,7 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisPool;
+import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.providers.PooledConnectionProvider;
 
@@ -69,11 +70,26 @@ public final class BenchRedis {
         return c;
     }
 
-    /** A {@code UnifiedJedis} over a pool (what {@code JedisPooled} is), as Sluice's engine takes it and the floor uses. */
-    public static UnifiedJedis pooled() {
+    /**
+     * A {@link JedisPooled}, as Sluice's engine takes it (and then shares round trips between
+     * concurrent decisions) and the floor uses (one call per round trip, as any Jedis user).
+     */
+    public static JedisPooled pooled() {
+        return new JedisPooled(provider());
+    }
+
+    /**
+     * The same pool behind a plain {@code UnifiedJedis}, whose connections Sluice cannot borrow: every
+     * decision makes its own round trip, as before shared round trips.
+     */
+    public static UnifiedJedis unshared() {
+        return new UnifiedJedis(provider());
+    }
+
+    private static PooledConnectionProvider provider() {
         ConnectionFactory connections = new ConnectionFactory(
                 RoundTrips.socketFactory(hostAndPort(), TIMEOUT_MS), clientConfig());
-        return new UnifiedJedis(new PooledConnectionProvider(connections, poolConfig()));
+        return new PooledConnectionProvider(connections, poolConfig());
     }
 
     /** A classic {@code JedisPool}, as Bucket4j's proxy manager takes it. */

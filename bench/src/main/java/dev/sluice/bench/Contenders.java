@@ -9,7 +9,8 @@ final class Contenders {
     }
 
     /**
-     * @param impl        {@code sluice}, {@code bucket4j} or {@code floor}
+     * @param impl        {@code sluice}, {@code sluice-unshared} (one round trip per decision), {@code bucket4j}
+     *                    or {@code floor}
      * @param algorithm   Sluice's algorithm id (Bucket4j and the floor have one each)
      * @param deniedCache whether Sluice's denied-client cache is on
      */
@@ -18,6 +19,7 @@ final class Contenders {
             case "bucket4j" -> new Bucket4jContender(workload);
             case "floor" -> new EvalshaFloor(workload);
             case "sluice" -> new SluiceContender(workload, algorithm, deniedCache);
+            case "sluice-unshared" -> new SluiceContender(workload, algorithm, deniedCache, 1, false);
             default -> throw new IllegalArgumentException("unknown contender: " + impl);
         };
     }

@@ -1,32 +1,44 @@
 package dev.sluice.bench;
 
-import jakarta.servlet.DispatcherType;
-import javax.management.JMException;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.apache.catalina.Context;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
+import redis.clients.jedis.JedisPooled;
 
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
-import java.util.EnumSet;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The HTTP target {@code wrk} loads: embedded Jetty 12 (ee10) on 127.0.0.1 serving a trivial
- * servlet (200, two bytes), behind one of:
+ * The HTTP target {@code wrk} loads: one embedded Apache Tomcat 11 (NIO connector, its default 200
+ * request threads, keep-alive without a request limit) on 127.0.0.1 serving a trivial servlet (200,
+ * two bytes), behind one of:
  * <ul>
  *   <li>{@code none}: no filter, the container's own cost;</li>
  *   <li>{@code local}: Sluice with {@code backend=local};</li>
+ *   <li>{@code local-no-headers}: the same with {@code headers=none}: what the five rate-limit fields
+ *       of {@code headers=both} cost (Tomcat encodes every header name and value it writes);</li>
+ *   <li>{@code evalsha}: the reference for Sluice on Redis, {@link EvalshaFilter}: one EVALSHA of
+ *       {@code return 1} per request over a pooled connection, nothing else;</li>
  *   <li>{@code redis}: Sluice on Redis ({@code -Dsluice.bench.redis}), a limit no run exhausts;</li>
  *   <li>{@code redis-denied}: Sluice on Redis, a limit of 1 an hour: every request but the first is
  *       a 429 (answered by the denied-client cache).</li>
@@ -43,30 +55,35 @@ public final class HttpHarness {
     public static void main(String[] args) throws Exception {
         String variant = args[0];
         int port = Integer.parseInt(args[1]);
-        QueuedThreadPool threads = new QueuedThreadPool(200, 8);
-        threads.setName("jetty");
-        Server server = new Server(threads);
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost("127.0.0.1");
+        Path base = Files.createTempDirectory("sluice-bench-tomcat");
+        Tomcat tomcat = new Tomcat();
+        tomcat.setBaseDir(base.toString());
+        Connector connector = new Connector("HTTP/1.1");
         connector.setPort(port);
-        server.addConnector(connector);
+        connector.setProperty("address", "127.0.0.1");
+        connector.setProperty("maxKeepAliveRequests", "-1"); // as wrk expects: connections stay open
+        tomcat.getService().addConnector(connector);
+        tomcat.setConnector(connector);
 
-        ServletContextHandler context = new ServletContextHandler();
-        context.setContextPath("/");
-        context.addServlet(new ServletHolder(new Hello()), "/*");
+        Context context = tomcat.addContext("", base.toString());
+        Tomcat.addServlet(context, "hello", new Hello());
+        context.addServletMappingDecoded("/*", "hello");
         Map<String, String> params = filterParams(variant);
         if (params != null) {
-            FilterHolder filter = new FilterHolder();
-            filter.setClassName("dev.sluice.RateLimitFilter");
-            filter.setName("sluice");
-            filter.setInitParameters(params);
-            context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST));
+            FilterDef filter = new FilterDef();
+            filter.setFilterName(variant);
+            filter.setFilterClass(variant.equals("evalsha") ? EvalshaFilter.class.getName() : "dev.sluice.RateLimitFilter");
+            params.forEach(filter::addInitParameter);
+            context.addFilterDef(filter);
+            FilterMap map = new FilterMap();
+            map.setFilterName(variant);
+            map.addURLPattern("/*");
+            context.addFilterMap(map);
         }
-        server.setHandler(context);
         Runtime.getRuntime().addShutdownHook(new Thread(HttpHarness::printSluiceMetrics));
-        server.start();
+        tomcat.start();
         System.out.println("listening on 127.0.0.1:" + port + " variant " + variant);
-        server.join();
+        tomcat.getServer().await();
     }
 
     /**
@@ -97,19 +114,27 @@ public final class HttpHarness {
         p.put("rule.api.algorithm", "token-bucket");
         p.put("rule.api.window", "1000s");
         p.put("rule.api.limit", Long.toString(Workload.HOT.limit));
-        p.put("headers", "both");
+        // -Dsluice.bench.headers=draft|legacy|none: what the rate-limit fields cost over HTTP
+        p.put("headers", System.getProperty("sluice.bench.headers", "both"));
         switch (variant) {
             case "none" -> {
                 return null;
             }
+            case "evalsha" -> {
+                return new LinkedHashMap<>();
+            }
             case "local" -> p.put("backend", "local");
+            case "local-no-headers" -> {
+                p.put("backend", "local");
+                p.put("headers", "none");
+            }
             case "redis" -> p.put("redis.url", BenchRedis.uri().toString());
             case "redis-denied" -> {
                 p.put("redis.url", BenchRedis.uri().toString());
                 p.put("rule.api.limit", "1");
                 p.put("rule.api.window", "1h");
             }
-            default -> throw new IllegalArgumentException("variant: none, local, redis or redis-denied, not " + variant);
+            default -> throw new IllegalArgumentException("variant: none, local, local-no-headers, evalsha, redis or redis-denied, not " + variant);
         }
         // as generous as the JMH contenders': on 2 shared cores the default 50 ms is exceeded at the
         // tail, and a decision that times out falls back to the local backstop (counted on exit)
@@ -118,6 +143,33 @@ public final class HttpHarness {
         p.put("redis.pool.max-idle", Integer.toString(BenchRedis.POOL_SIZE));
         p.put("key-prefix", BenchRedis.prefix("http"));
         return p;
+    }
+
+    /**
+     * What a filter that asks Redis once per request costs at the least: one EVALSHA of
+     * {@code return 1} on a pool of Sluice's size and timeout, and nothing else.
+     */
+    public static final class EvalshaFilter implements Filter {
+        private JedisPooled jedis;
+        private String sha;
+
+        @Override
+        public void init(FilterConfig config) {
+            jedis = BenchRedis.pooled();
+            sha = jedis.scriptLoad("return 1");
+        }
+
+        @Override
+        public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+                throws IOException, ServletException {
+            jedis.evalsha(sha, List.of(), List.of());
+            chain.doFilter(request, response);
+        }
+
+        @Override
+        public void destroy() {
+            jedis.close();
+        }
     }
 
     /** The trivial application. */

@@ -30,6 +30,7 @@ final class Report {
     private void write() {
         w.printf(Locale.ROOT, "Figures: median over %d round(s) x the measured 1 s iterations of each trial, "
                 + "(min..max) of those iterations. Decisions per second.%n%n", suite.rounds());
+        targetsTable();
         redisTable();
         latencyTable();
         algorithmTable();
@@ -37,6 +38,59 @@ final class Report {
         filterTable();
         costTable();
         floodTable();
+        shapesTable();
+    }
+
+    /** The ratios issue 10 sets targets for, as this run measured them (the HTTP ones: see bench/run.sh). */
+    private void targetsTable() {
+        Suite.Samples b4j = redis("bucket4j", Workload.KEYS_10K, "token-bucket", true, 64);
+        Suite.Samples sluice = redis("sluice", Workload.KEYS_10K, "token-bucket", true, 64);
+        if (b4j == null && sluice == null) return;
+        w.println("### Targets (issue 10), this run");
+        w.println();
+        w.println("| target | measured | |");
+        w.println("|---|---|---|");
+        target("64 threads, 10,000 keys: Sluice >= 2.5x Bucket4j", sluice, b4j, 2.5);
+        target("64 threads, 10,000 keys: Sluice >= 1.0x the bare EVALSHA floor", sluice,
+                redis("floor", Workload.KEYS_10K, "token-bucket", true, 64), 1.0);
+        target("64 threads, hot key: Sluice >= 1.0x the floor", redis("sluice", Workload.HOT, "token-bucket", true, 64),
+                redis("floor", Workload.HOT, "token-bucket", true, 64), 1.0);
+        for (Workload wl : new Workload[]{Workload.HOT, Workload.KEYS_10K}) {
+            Suite.Samples now = redis("sluice", wl, "token-bucket", true, 1);
+            Suite.Samples before = redis("sluice-unshared", wl, "token-bucket", true, 1);
+            if (now == null || before == null || now.percentilesUs.isEmpty() || before.percentilesUs.isEmpty()) continue;
+            w.printf(Locale.ROOT, "| 1 thread, %s: p50 no slower than one round trip per decision | p50 %s µs vs %s µs unshared (%s vs %s per s) | %s |%n",
+                    wl, pct(now, 0), pct(before, 0), compact(Suite.median(now.opsPerSecond)),
+                    compact(Suite.median(before.opsPerSecond)),
+                    median(now, 0) <= median(before, 0) * 1.15 ? "met (within 15%)" : "**not met**");
+        }
+        w.println();
+    }
+
+    private void target(String what, Suite.Samples a, Suite.Samples b, double atLeast) {
+        if (a == null || b == null) return;
+        double r = Suite.median(a.opsPerSecond) / Suite.median(b.opsPerSecond);
+        w.printf(Locale.ROOT, "| %s | **%.2fx** (%s vs %s per s) | %s |%n", what, r, compact(Suite.median(a.opsPerSecond)),
+                compact(Suite.median(b.opsPerSecond)), r >= atLeast ? "met" : "**not met**");
+    }
+
+    private static double median(Suite.Samples s, int which) {
+        List<Double> v = new ArrayList<>();
+        for (double[] p : s.percentilesUs) v.add(p[which]);
+        return Suite.median(v);
+    }
+
+    private void shapesTable() {
+        if (suite.shapes.isEmpty()) return;
+        w.println("### Two ways to share a round trip, Redis's side (2 connections keep Redis busy; 10,000 token-bucket keys)");
+        w.println();
+        w.println("| shape | decisions per round trip | decisions/s | Redis CPU per decision (µs) |");
+        w.println("|---|---:|---:|---:|");
+        for (RoundTripShapes.Shape sh : suite.shapes) {
+            w.printf(Locale.ROOT, "| %s | %d | %s | %.2f |%n", sh.shape(), sh.batch(), compact(sh.decisionsPerSecond()),
+                    sh.redisCpuMicros());
+        }
+        w.println();
     }
 
     private void floodTable() {
@@ -58,16 +112,18 @@ final class Report {
         if (find("redis", "impl", "bucket4j") == null && find("redis", "impl", "sluice") == null) return;
         w.println("### Limiter API on Redis: token bucket, Sluice vs Bucket4j vs the EVALSHA floor");
         w.println();
-        w.println("| workload | threads | floor (bare EVALSHA) | Bucket4j | Sluice | Sluice / Bucket4j | Sluice / floor |");
-        w.println("|---|---:|---:|---:|---:|---:|---:|");
+        w.println("| workload | threads | floor (bare EVALSHA) | Bucket4j | Sluice | Sluice, unshared | Sluice / Bucket4j | Sluice / floor | shared / unshared |");
+        w.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Workload wl : Workload.values()) {
             for (int t : Suite.THREADS) {
                 Suite.Samples floor = redis("floor", wl, "token-bucket", true, t);
                 if (floor == null) floor = redis("floor", Workload.HOT, "token-bucket", true, t);
                 Suite.Samples b4j = redis("bucket4j", wl, "token-bucket", true, t);
                 Suite.Samples sluice = redis("sluice", wl, "token-bucket", true, t);
-                w.printf(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s |%n", wl, t, ops(floor), ops(b4j), ops(sluice),
-                        ratio(sluice, b4j), wl == Workload.EXHAUSTED ? "(cache)" : ratio(sluice, floor));
+                Suite.Samples unshared = redis("sluice-unshared", wl, "token-bucket", true, t);
+                w.printf(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |%n", wl, t, ops(floor), ops(b4j), ops(sluice),
+                        ops(unshared), ratio(sluice, b4j), wl == Workload.EXHAUSTED ? "(cache)" : ratio(sluice, floor),
+                        ratio(sluice, unshared));
             }
         }
         boolean any = false;
@@ -90,7 +146,7 @@ final class Report {
     }
 
     private void latencyTable() {
-        w.println("### Latency per decision (µs): p50 / p99 / p99.9");
+        w.println("### Latency per decision (µs): p50 / p99 / p99.9 (sluice-unshared: one round trip per decision)");
         w.println();
         w.println("| contender | algorithm | cache | workload | threads | p50 | p99 | p99.9 |");
         w.println("|---|---|---|---|---:|---:|---:|---:|");
@@ -99,8 +155,8 @@ final class Report {
             if (!t.section().equals("redis") || e.getValue().percentilesUs.isEmpty()) continue;
             Map<String, String> p = t.params();
             w.printf(Locale.ROOT, "| %s | %s | %s | %s | %d | %s | %s | %s |%n", p.get("impl"),
-                    p.get("impl").equals("sluice") ? p.get("algorithm") : "-",
-                    p.get("impl").equals("sluice") ? (p.get("deniedCache").equals("true") ? "on" : "off") : "-",
+                    p.get("impl").startsWith("sluice") ? p.get("algorithm") : "-",
+                    p.get("impl").startsWith("sluice") ? (p.get("deniedCache").equals("true") ? "on" : "off") : "-",
                     p.get("workload"), t.threads(), pct(e.getValue(), 0), pct(e.getValue(), 1), pct(e.getValue(), 2));
         }
         w.println();

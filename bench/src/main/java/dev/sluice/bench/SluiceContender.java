@@ -12,8 +12,9 @@ import java.util.List;
 
 /**
  * Sluice's limiter API on Redis: {@link RedisEngine#decide} with {@code clock=redis}, behind the
- * {@link DeniedClientCache} when it is on (as {@code denied-cache=true} deploys it). The
- * acquisitions are built once per key: this measures the limiter, not the filter.
+ * {@link DeniedClientCache} when it is on (as {@code denied-cache=true} deploys it), with shared
+ * round trips or (contender {@code sluice-unshared}) one round trip per decision. The acquisitions
+ * are built once per key: this measures the limiter, not the filter.
  */
 final class SluiceContender implements Contender {
 
@@ -23,17 +24,19 @@ final class SluiceContender implements Contender {
     private final String label;
 
     SluiceContender(Workload workload, String algorithm, boolean deniedCache) {
-        this(workload, algorithm, deniedCache, 1);
+        this(workload, algorithm, deniedCache, 1, true);
     }
 
     /**
      * @param rules how many rules every request takes part in (per client: the workload's rule,
      *              then {@code rules - 1} more of the same kind named {@code api2}, {@code api3}...):
      *              all are decided in the one call
+     * @param shared whether concurrent decisions share round trips (a {@code JedisPooled}), or each
+     *               makes its own (a plain {@code UnifiedJedis}, Sluice before 0.2)
      */
     @SuppressWarnings("unchecked")
-    SluiceContender(Workload workload, String algorithm, boolean deniedCache, int rules) {
-        jedis = BenchRedis.pooled();
+    SluiceContender(Workload workload, String algorithm, boolean deniedCache, int rules, boolean shared) {
+        jedis = shared ? BenchRedis.pooled() : BenchRedis.unshared();
         Rule rule = Workload.rule(algorithm, workload);
         limiter = BenchRedis.stack(jedis, BenchRedis.prefix("sluice"), rule, deniedCache).limiter();
         String[] keys = workload.clientKeys();
@@ -47,7 +50,8 @@ final class SluiceContender implements Contender {
             }
             requests[i] = List.copyOf(request);
         }
-        label = "sluice " + algorithm + (rules > 1 ? " x" + rules + " rules" : "") + (deniedCache ? "" : " (no denied cache)");
+        label = "sluice " + algorithm + (rules > 1 ? " x" + rules + " rules" : "") + (deniedCache ? "" : " (no denied cache)")
+                + (shared ? "" : " (unshared)");
     }
 
     @Override

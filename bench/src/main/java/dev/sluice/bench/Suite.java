@@ -32,7 +32,8 @@ import java.util.Set;
  * {@code summary.md} (medians with min..max) to {@code --out}.
  *
  * <pre>java -Dsluice.bench.redis=redis://127.0.0.1:PORT -cp benchmarks.jar dev.sluice.bench.Suite \
- *     --out DIR [--rounds 1] [--full] [--parts redis,local,filter,commands] [--impls sluice,bucket4j,floor]</pre>
+ *     --out DIR [--rounds 1] [--full] [--parts redis,local,filter,commands,flood,shapes]
+ *     [--impls sluice,sluice-unshared,bucket4j,floor]</pre>
  */
 public final class Suite {
 
@@ -72,6 +73,7 @@ public final class Suite {
     final List<CommandCount.Cost> costs = new ArrayList<>();
     final List<DeniedFlood.Flood> floods = new ArrayList<>();
     final List<KeyMemory.Usage> memory = new ArrayList<>();
+    final List<RoundTripShapes.Shape> shapes = new ArrayList<>();
 
     private Suite(Path out, int rounds, boolean full, Set<String> parts, Set<String> impls) {
         this.out = out;
@@ -86,8 +88,8 @@ public final class Suite {
         Path out = null;
         int rounds = 1;
         boolean full = false;
-        Set<String> parts = Set.of("redis", "local", "filter", "commands");
-        Set<String> impls = Set.of("sluice", "bucket4j", "floor");
+        Set<String> parts = Set.of("redis", "local", "filter", "commands", "flood", "shapes");
+        Set<String> impls = Set.of("sluice", "sluice-unshared", "bucket4j", "floor");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--out" -> out = Path.of(args[++i]);
@@ -127,6 +129,9 @@ public final class Suite {
         if (parts.contains("flood") && impls.contains("sluice")) {
             flood();
         }
+        if (parts.contains("shapes")) {
+            shapes();
+        }
         if (parts.contains("commands") && impls.contains("sluice")) {
             sluiceCosts();
         }
@@ -149,6 +154,10 @@ public final class Suite {
                     if (impls.contains("sluice")) {
                         m.add(redis("sluice", w, "token-bucket", true, threads));
                         if (w == Workload.EXHAUSTED) m.add(redis("sluice", w, "token-bucket", false, threads));
+                    }
+                    // the same engine, one round trip per decision: what shared round trips change
+                    if (impls.contains("sluice-unshared") && w != Workload.EXHAUSTED) {
+                        m.add(redis("sluice-unshared", w, "token-bucket", true, threads));
                     }
                 }
             }
@@ -237,15 +246,16 @@ public final class Suite {
 
     private void countCommands() throws InterruptedException {
         int decisions = 5_000;
-        for (String impl : new String[]{"floor", "bucket4j", "sluice"}) {
+        for (String impl : new String[]{"floor", "bucket4j", "sluice", "sluice-unshared"}) {
             if (!impls.contains(impl)) continue;
             for (Workload w : Workload.values()) {
-                if (impl.equals("floor") && w == Workload.EXHAUSTED) continue;
+                if ((impl.equals("floor") || impl.equals("sluice-unshared")) && w == Workload.EXHAUSTED) continue;
                 for (int threads : new int[]{1, 64}) {
                     for (boolean cache : impl.equals("sluice") && w == Workload.EXHAUSTED
                             ? new boolean[]{true, false} : new boolean[]{true}) {
                         try (Contender c = Contenders.create(impl, w, "token-bucket", cache)) {
-                            String label = impl + (impl.equals("sluice") && !cache ? " (no denied cache)" : "");
+                            String label = impl.equals("sluice-unshared") ? "sluice, unshared"
+                                    : impl + (impl.equals("sluice") && !cache ? " (no denied cache)" : "");
                             CommandCount.Cost cost = CommandCount.measure(label, c, w, threads, decisions);
                             costs.add(cost);
                             System.out.printf(Locale.ROOT, "commands %-28s %-9s t=%-2d round trips/decision %.3f, commands %.3f, Redis CPU %.1f us %s%n",
@@ -260,7 +270,7 @@ public final class Suite {
     /** Per algorithm: Redis CPU per admitted decision on 10,000 keys, and bytes per key; and requests of 3 rules. */
     private void sluiceCosts() throws InterruptedException {
         for (Workload w : new Workload[]{Workload.KEYS_10K, Workload.EXHAUSTED}) {
-            try (Contender c = new SluiceContender(w, "token-bucket", false, 3)) {
+            try (Contender c = new SluiceContender(w, "token-bucket", false, 3, true)) {
                 CommandCount.Cost cost = CommandCount.measure("sluice, 3 rules per request (no denied cache)", c, w, 8, 5_000);
                 costs.add(cost);
                 System.out.printf(Locale.ROOT, "commands 3 rules %-9s t=8 round trips/decision %.3f, commands %.3f, Redis CPU %.1f us %s%n",
@@ -294,6 +304,15 @@ public final class Suite {
                 System.out.printf(Locale.ROOT, "flood %-22s cache=%-5s %,d requests (%,.0f/s), %d admitted, %,d Redis round trips: %.3f per 100 requests%n",
                         algorithm, cache, f.requests(), f.requestsPerSecond(), f.admitted(), f.roundTrips(), f.callsPer100Requests());
             }
+        }
+    }
+
+    /** Pipelined calls vs one script call deciding a batch: what Redis does with each. */
+    private void shapes() throws Exception {
+        for (RoundTripShapes.Shape s : RoundTripShapes.measure(java.time.Duration.ofSeconds(2))) {
+            shapes.add(s);
+            System.out.printf(Locale.ROOT, "shapes %-32s batch %3d: %,10.0f decisions/s, Redis CPU %.2f us per decision%n",
+                    s.shape(), s.batch(), s.decisionsPerSecond(), s.redisCpuMicros());
         }
     }
 

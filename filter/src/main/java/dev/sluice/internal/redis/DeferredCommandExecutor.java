@@ -3,10 +3,13 @@ package dev.sluice.internal.redis;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.CommandObject;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.executors.CommandExecutor;
+import redis.clients.jedis.providers.ConnectionProvider;
 
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -18,21 +21,30 @@ import java.util.function.Supplier;
  * <p>One daemon thread ({@code sluice-redis-discovery}) asks the Sentinels or seeds every
  * {@code retryMillis} until they answer, then ends. Until then every call fails at once with a
  * {@link JedisConnectionException}, as a call to an unreachable Redis would, and the circuit breaker
- * keeps such calls rare. {@link #close()} stops the thread.
+ * keeps such calls rare. {@link #close()} stops the thread. Once discovered, {@link #provider()} is the
+ * connection provider the executor uses, for shared round trips.
  */
 final class DeferredCommandExecutor implements CommandExecutor {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeferredCommandExecutor.class);
 
-    private final Supplier<CommandExecutor> factory;
+    private final Supplier<ConnectionProvider> providers;
+    private final Function<ConnectionProvider, CommandExecutor> executors;
     private final String target;
     private final long retryMillis;
     private final Thread discovery;
+    private volatile ConnectionProvider provider;
     private volatile CommandExecutor delegate;
     private volatile boolean closed;
 
-    DeferredCommandExecutor(Supplier<CommandExecutor> factory, String target, long retryMillis) {
-        this.factory = factory;
+    /**
+     * @param providers builds the connection provider, asking the Sentinels or seeds (throws while none answers)
+     * @param executors the executor over a provider
+     */
+    DeferredCommandExecutor(Supplier<ConnectionProvider> providers, Function<ConnectionProvider, CommandExecutor> executors,
+                            String target, long retryMillis) {
+        this.providers = providers;
+        this.executors = executors;
         this.target = target;
         this.retryMillis = retryMillis;
         this.discovery = new Thread(this::discover, "sluice-redis-discovery");
@@ -43,9 +55,11 @@ final class DeferredCommandExecutor implements CommandExecutor {
     private void discover() {
         while (!closed) {
             try {
-                CommandExecutor built = factory.get();
+                ConnectionProvider p = providers.get();
+                CommandExecutor built = executors.apply(p);
                 synchronized (this) {
                     if (!closed) {
+                        provider = p;
                         delegate = built;
                         LOG.info("Sluice: {} answers; Redis topology discovered", target);
                         return;
@@ -79,6 +93,18 @@ final class DeferredCommandExecutor implements CommandExecutor {
         if (d != null) return d;
         if (closed) throw new JedisConnectionException("the client of " + target + " is closed");
         throw new JedisConnectionException("no answer yet from " + target);
+    }
+
+    /** The discovered connection provider, or null while no Sentinel or seed has answered. */
+    ConnectionProvider provider() {
+        return provider;
+    }
+
+    /** A connection from the discovered provider; fails at once, as a call does, while none is known. */
+    Connection connection() {
+        ConnectionProvider p = provider;
+        if (p != null) return p.getConnection();
+        throw new JedisConnectionException(closed ? "the client of " + target + " is closed" : "no answer yet from " + target);
     }
 
     /** Whether the topology has been discovered. */

@@ -20,6 +20,7 @@ import redis.clients.jedis.executors.ClusterCommandExecutor;
 import redis.clients.jedis.executors.CommandExecutor;
 import redis.clients.jedis.executors.DefaultCommandExecutor;
 import redis.clients.jedis.providers.ClusterConnectionProvider;
+import redis.clients.jedis.providers.ConnectionProvider;
 import redis.clients.jedis.providers.SentineledConnectionProvider;
 
 import javax.net.ssl.SSLParameters;
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -59,6 +61,9 @@ import java.util.function.Supplier;
  * background thread asks again every {@value #DEFERRED_RETRY_MILLIS} ms (calls failing at once
  * meanwhile, like calls to a dead Redis), so that an application can start while Redis is away,
  * under the failure policy, whatever the topology, and no request pays for the discovery.
+ *
+ * <p>Every client built here tells {@link SharedRoundTrips} where its pooled connections come from
+ * ({@link NodeConnections.Source}), so that concurrent decisions can share round trips.
  */
 public final class RedisClients {
 
@@ -128,11 +133,10 @@ public final class RedisClients {
             Set<HostAndPort> seeds = hostsOf(settings.clusterNodes());
             JedisClientConfig config = clientConfig(settings, false);
             try {
-                return new JedisCluster(seeds, config, CLUSTER_MAX_ATTEMPTS, settings.timeout(), pool);
+                return new SharingCluster(new ClusterConnectionProvider(seeds, config, pool), settings);
             } catch (JedisException unreachable) {
-                return deferred(settings, unreachable, new ClusterCommandObjects(),
-                        () -> new ClusterCommandExecutor(new ClusterConnectionProvider(seeds, config, pool),
-                                CLUSTER_MAX_ATTEMPTS, settings.timeout()));
+                return deferred(settings, unreachable, true, () -> new ClusterConnectionProvider(seeds, config, pool),
+                        p -> new ClusterCommandExecutor((ClusterConnectionProvider) p, CLUSTER_MAX_ATTEMPTS, settings.timeout()));
             }
         }
         if (settings.sentinel()) {
@@ -140,22 +144,86 @@ public final class RedisClients {
             JedisClientConfig master = clientConfig(settings, true);
             JedisClientConfig sentinel = sentinelConfig(settings);
             try {
-                return new JedisSentineled(settings.sentinelMaster(), master, pool, sentinels, sentinel);
+                return new SharingSentineled(new SentineledConnectionProvider(settings.sentinelMaster(), master, pool,
+                        sentinels, sentinel), settings);
             } catch (JedisException unreachable) {
-                return deferred(settings, unreachable, new CommandObjects(),
-                        () -> new DefaultCommandExecutor(new SentineledConnectionProvider(settings.sentinelMaster(),
-                                master, pool, sentinels, sentinel)));
+                return deferred(settings, unreachable, false, () -> new SentineledConnectionProvider(settings.sentinelMaster(),
+                        master, pool, sentinels, sentinel), DefaultCommandExecutor::new);
             }
         }
-        return new JedisPooled(new HostAndPort(settings.host(), settings.port()), clientConfig(settings, true), pool);
+        return new SharingPooled(new HostAndPort(settings.host(), settings.port()), clientConfig(settings, true), pool,
+                settings.timeout());
     }
 
-    private static UnifiedJedis deferred(SluiceConfig.RedisSettings settings, JedisException cause,
-                                         CommandObjects commands, Supplier<CommandExecutor> executor) {
+    private static UnifiedJedis deferred(SluiceConfig.RedisSettings settings, JedisException cause, boolean cluster,
+                                         Supplier<ConnectionProvider> providers,
+                                         Function<ConnectionProvider, CommandExecutor> executors) {
         LOG.warn("Sluice: no answer from {} at start ({}); starting anyway, and connecting when it answers",
                 settings.describe(), cause.getMessage());
-        return new UnifiedJedis(new DeferredCommandExecutor(executor, settings.describe(), DEFERRED_RETRY_MILLIS),
-                null, commands);
+        return new DeferredClient(new DeferredCommandExecutor(providers, executors, settings.describe(), DEFERRED_RETRY_MILLIS),
+                cluster, settings.timeout());
+    }
+
+    /** A {@link JedisPooled} that lends its connections, queued calls waiting at most {@code redis.timeout}. */
+    private static final class SharingPooled extends JedisPooled implements NodeConnections.Source {
+        private final NodeConnections connections;
+
+        SharingPooled(HostAndPort server, JedisClientConfig config, ConnectionPoolConfig pool, Duration timeout) {
+            super(server, config, pool);
+            this.connections = NodeConnections.single(() -> getPool().getResource(), timeout);
+        }
+
+        @Override
+        public NodeConnections nodeConnections() {
+            return connections;
+        }
+    }
+
+    /** A {@link JedisCluster} that tells which master serves a slot and lends its connections. */
+    private static final class SharingCluster extends JedisCluster implements NodeConnections.Source {
+        private final NodeConnections connections;
+
+        SharingCluster(ClusterConnectionProvider provider, SluiceConfig.RedisSettings settings) {
+            super(provider, CLUSTER_MAX_ATTEMPTS, settings.timeout());
+            this.connections = NodeConnections.cluster(() -> provider, settings.timeout());
+        }
+
+        @Override
+        public NodeConnections nodeConnections() {
+            return connections;
+        }
+    }
+
+    /** A {@link JedisSentineled} that lends the current master's connections. */
+    private static final class SharingSentineled extends JedisSentineled implements NodeConnections.Source {
+        private final NodeConnections connections;
+
+        SharingSentineled(SentineledConnectionProvider provider, SluiceConfig.RedisSettings settings) {
+            super(provider);
+            this.connections = NodeConnections.single(provider::getConnection, settings.timeout());
+        }
+
+        @Override
+        public NodeConnections nodeConnections() {
+            return connections;
+        }
+    }
+
+    /** The client of a Sentinel or Cluster that did not answer at start; see {@link DeferredCommandExecutor}. */
+    private static final class DeferredClient extends UnifiedJedis implements NodeConnections.Source {
+        private final NodeConnections connections;
+
+        DeferredClient(DeferredCommandExecutor executor, boolean cluster, Duration queueWait) {
+            super(executor, null, cluster ? new ClusterCommandObjects() : new CommandObjects());
+            this.connections = cluster
+                    ? NodeConnections.cluster(() -> (ClusterConnectionProvider) executor.provider(), queueWait)
+                    : NodeConnections.single(executor::connection, queueWait);
+        }
+
+        @Override
+        public NodeConnections nodeConnections() {
+            return connections;
+        }
     }
 
     static ConnectionPoolConfig poolConfig(SluiceConfig.RedisSettings settings) {

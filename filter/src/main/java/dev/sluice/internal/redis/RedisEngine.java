@@ -13,7 +13,6 @@ import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
-import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -43,6 +42,10 @@ import java.util.regex.Pattern;
  * the enforcing rules admit, every rule that admits takes its cost and a shadow rule that denies
  * takes nothing. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
  * {@code SCRIPT FLUSH}), the engine sends it once with {@code EVAL}, which also caches it again.
+ *
+ * <p><b>Shared round trips.</b> Calls go through {@link SharedRoundTrips}: while one is in flight
+ * to a node, the calls of other requests to that node queue and go together in the next round trip,
+ * pipelined, each still its own script call; the first goes at once.
  *
  * <p><b>Keys.</b> One key per rule per client: {@code <keyPrefix>{<rule>:<clientKey>}}. The hash
  * tag puts all of a client's state for a rule in one Cluster slot. Each key expires when its
@@ -93,6 +96,7 @@ public final class RedisEngine implements RateLimiter {
     private static final byte GIVE_BACK = 3;
 
     private final UnifiedJedis jedis;
+    private final SharedRoundTrips roundTrips;
     private final String keyPrefix;
     private final boolean redisClock;
     private final Clock clock;
@@ -108,6 +112,7 @@ public final class RedisEngine implements RateLimiter {
      */
     public RedisEngine(UnifiedJedis jedis, String keyPrefix, boolean redisClock, Clock clock, boolean cluster) {
         this.jedis = jedis;
+        this.roundTrips = new SharedRoundTrips(jedis, cluster);
         this.keyPrefix = keyPrefix;
         this.redisClock = redisClock;
         this.clock = clock;
@@ -320,11 +325,7 @@ public final class RedisEngine implements RateLimiter {
 
     private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {
         try {
-            try {
-                return (byte[]) jedis.evalsha(SHA_BYTES, keys, args);
-            } catch (JedisNoScriptException e) {
-                return (byte[]) jedis.eval(SCRIPT_BYTES, keys, args); // caches the script again
-            }
+            return (byte[]) roundTrips.evalsha(SHA_BYTES, SCRIPT_BYTES, keys, args);
         } catch (JedisException e) {
             throw new LimiterUnavailableException("Redis could not decide: " + e.getMessage(), e, isTimeout(e));
         }
@@ -354,6 +355,11 @@ public final class RedisEngine implements RateLimiter {
     /** Whether the script sends what a rule took as three doubles (the buckets: their refund counter too). */
     private static boolean isBucket(Algorithm algorithm) {
         return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
+    }
+
+    /** How this engine's calls reach Redis (tests watch its round trips). */
+    SharedRoundTrips roundTrips() {
+        return roundTrips;
     }
 
     /** The key of {@code rule} for {@code clientKey}, as the script sees it. */

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.UnifiedJedis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -210,6 +211,62 @@ class ClusterIT {
         assertThat(cluster.ownerOf(key)).isSameAs(target);
         assertThat(after.source()).isEqualTo(RuleDecision.Source.REDIS);
         assertThat(after.remaining()).as("the count moved with the key").isEqualTo(before.remaining() - 1);
+    }
+
+    /**
+     * Shared round trips go per master: calls queued behind a call in flight to one master go
+     * together in its next round trip, while a call to another master goes at once; a call whose slot
+     * has moved is redirected and answered, and the next to that slot goes to its new master's queue.
+     */
+    @Test
+    void callsShareRoundTripsPerMasterAndOneStoppedMasterHoldsUpOnlyItsOwnCalls() throws Exception {
+        UnifiedJedis jedis = RedisClients.create(TestRedisSettings.cluster(cluster.seeds()).timeout(Duration.ofSeconds(10)).build());
+        clients.add(jedis);
+        SharedRoundTrips shared = new SharedRoundTrips(jedis, true);
+        byte[] script = "return redis.call('INCR', KEYS[1])".getBytes(StandardCharsets.UTF_8);
+        byte[] sha = SharedRoundTripsTest.sha1(script);
+        Map<RedisProcess, List<String>> keysByMaster = new java.util.LinkedHashMap<>();
+        for (int i = 0; keysByMaster.size() < 3 || keysByMaster.values().stream().anyMatch(k -> k.size() < 6); i++) {
+            String key = "t:cluster:shared:{k" + i + "}";
+            keysByMaster.computeIfAbsent(cluster.ownerOf(key), m -> new ArrayList<>()).add(key);
+        }
+        java.util.function.Function<String, Object> incr =
+                key -> shared.evalsha(sha, script, List.of(SharedRoundTripsTest.bytes(key)), List.of());
+        for (List<String> keys : keysByMaster.values()) incr.apply(keys.get(0)); // each master has the script
+        RedisProcess stopped = cluster.nodes().get(0);
+        List<String> stoppedKeys = keysByMaster.get(stopped);
+        String elsewhere = keysByMaster.get(cluster.nodes().get(1)).get(0);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newCachedThreadPool();
+        try {
+            long before = shared.roundTrips();
+            List<java.util.function.Supplier<Object>> queued = new ArrayList<>();
+            for (String key : stoppedKeys.subList(1, 6)) queued.add(() -> incr.apply(key));
+            Batches.Started<Object> started;
+            Object other;
+            try {
+                started = Batches.behindAFirstCall(stopped, shared, threads, () -> incr.apply(stoppedKeys.get(0)), queued, false);
+                other = incr.apply(elsewhere);
+            } finally {
+                stopped.resume();
+            }
+
+            assertThat(other).as("another master's call, while the first master stood still").isEqualTo(2L);
+            assertThat(started.first().get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(2L);
+            for (java.util.concurrent.CompletableFuture<Object> f : started.queued()) {
+                assertThat(f.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(1L);
+            }
+            assertThat(shared.roundTrips() - before).as("the first's, the other master's, the five's together").isEqualTo(3);
+        } finally {
+            threads.shutdownNow();
+        }
+
+        String moving = stoppedKeys.get(1);
+        RedisProcess target = cluster.nodes().get(2);
+        cluster.moveSlotOf(moving, target);
+        long before = shared.roundTrips();
+        assertThat(incr.apply(moving)).as("redirected, and the count moved with the key").isEqualTo(2L);
+        assertThat(incr.apply(moving)).isEqualTo(3L);
+        assertThat(shared.roundTrips() - before).as("the redirected call's (MOVED), then one on the new master").isEqualTo(2);
     }
 
     /**

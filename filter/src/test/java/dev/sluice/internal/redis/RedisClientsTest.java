@@ -76,6 +76,19 @@ class RedisClientsTest {
     }
 
     @Test
+    void aClientSluiceBuildsLendsItsConnectionsAndBoundsTheQueueByTheTimeout() {
+        try (UnifiedJedis jedis = RedisClients.create(TestRedisSettings.standalone(TestRedis.url())
+                .timeout(Duration.ofMillis(123)).pool(8, Duration.ofSeconds(3)).build())) {
+            NodeConnections connections = NodeConnections.of(jedis);
+            assertThat(connections).isNotNull();
+            assertThat(connections.queueWait()).as("redis.timeout, not max-wait").isEqualTo(Duration.ofMillis(123));
+            try (redis.clients.jedis.Connection c = connections.borrow(connections.nodeOf(new byte[]{'k'}))) {
+                assertThat(c.ping()).isTrue();
+            }
+        }
+    }
+
+    @Test
     void aDeadServerFailsWithinTheTimeoutInsteadOfHanging() {
         int port = RedisProcess.freePort(); // nothing listens there
         try (UnifiedJedis jedis = RedisClients.create(TestRedisSettings.standalone("redis://127.0.0.1:" + port)

@@ -51,6 +51,49 @@ class RedisTopologiesIT {
     }
 
     @Test
+    void sentinelClientSharesRoundTripsWithItsMasterBeforeAndAfterAFailover() throws Exception {
+        try (RedisSentinelGroup group = RedisSentinelGroup.start();
+             UnifiedJedis jedis = RedisClients.create(TestRedisSettings.sentinel(group.masterName(), group.sentinelNodes())
+                     .timeout(Duration.ofSeconds(10)).build())) {
+            SharedRoundTrips shared = new SharedRoundTrips(jedis, false);
+            byte[] script = "return redis.call('INCR', KEYS[1])".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] sha = SharedRoundTripsTest.sha1(script);
+            java.util.function.Supplier<Object> incr = () -> shared.evalsha(sha, script, List.of(SharedRoundTripsTest.bytes("{s}")), List.of());
+            incr.get(); // the script loaded
+            long before = shared.roundTrips();
+            java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newCachedThreadPool();
+            try {
+                Batches.Started<Object> started = Batches.behindAFirstCall(group.initialMaster(), shared, threads, incr,
+                        List.of(incr, incr, incr, incr), true);
+                List<Object> replies = new java.util.ArrayList<>();
+                replies.add(started.first().get(10, java.util.concurrent.TimeUnit.SECONDS));
+                for (var f : started.queued()) replies.add(f.get(10, java.util.concurrent.TimeUnit.SECONDS));
+                assertThat(replies).containsExactly(2L, 3L, 4L, 5L, 6L);
+                assertThat(shared.roundTrips() - before).isEqualTo(2);
+            } finally {
+                threads.shutdownNow();
+            }
+
+            int oldMaster = group.masterPort();
+            group.failover();
+            int newMaster = group.awaitNewMaster(oldMaster, Duration.ofSeconds(20));
+
+            Poll.until(Duration.ofSeconds(10), "shared round trips to reach the new master", () -> {
+                try {
+                    incr.get();
+                    return ((JedisSentineled) jedis).getCurrentMaster().getPort() == newMaster;
+                } catch (JedisException switching) {
+                    return false;
+                }
+            });
+            long after = shared.roundTrips();
+            Object count = incr.get();
+            assertThat(shared.roundTrips() - after).as("through the new master's pool, not alone").isEqualTo(1);
+            assertThat((Long) count).as("the replica had the writes").isGreaterThan(6L);
+        }
+    }
+
+    @Test
     void clusterClientRoutesEachHashTagToItsMaster() {
         assertNoJsonLibraries();
         try (RedisClusterGroup cluster = RedisClusterGroup.start(3);
@@ -89,6 +132,7 @@ class RedisTopologiesIT {
             }
             try (jedis) {
                 Poll.until(Duration.ofSeconds(5), "the deferred client to reach the master", () -> answers(jedis));
+                assertSharesRoundTrips(jedis, false);
             }
         }
     }
@@ -114,8 +158,19 @@ class RedisTopologiesIT {
                         return false;
                     }
                 });
+                assertSharesRoundTrips(jedis, true);
             }
         }
+    }
+
+    /** Once discovered, a deferred client lends its connections: calls go in shared round trips, not alone. */
+    private static void assertSharesRoundTrips(UnifiedJedis jedis, boolean cluster) {
+        SharedRoundTrips shared = new SharedRoundTrips(jedis, cluster);
+        byte[] script = "return redis.call('INCRBY', KEYS[1], 3)".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Object reply = shared.evalsha(SharedRoundTripsTest.sha1(script), script,
+                List.of(SharedRoundTripsTest.bytes("t:deferred:{shared" + System.nanoTime() + "}")), List.of());
+        assertThat(reply).isEqualTo(3L);
+        assertThat(shared.roundTrips()).as("NOSCRIPT, then SCRIPT LOAD and the call").isEqualTo(2);
     }
 
     private static void assertNoJsonLibraries() {

@@ -1,0 +1,444 @@
+package dev.sluice.internal.redis;
+
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * How a script call reaches Redis: concurrent calls to one Redis node share round trips.
+ *
+ * <p><b>Natural batching.</b> A call that finds no round trip in flight to its node goes at once,
+ * on a pooled connection, sent and read by the caller's own thread. Calls that arrive while a
+ * round trip is in flight queue up, and the next round trip takes all of them (at most
+ * {@value #MAX_BATCH}), pipelined on one connection: one of their threads carries it, the others
+ * park until their own reply is in (each is woken as soon as its reply is read; the carrier returns
+ * when all are). Nobody waits for a batch to fill: a batch is whatever queued during the round trip
+ * before it. No lock is held at any time; the queue and the count of round trips in flight are
+ * lock-free. A round trip is in flight until Redis answers it (its first reply: Redis replies once it
+ * has run what it read), so the next one starts, on another pooled connection, while the replies of
+ * the last are still being read and their callers woken; waking a batch's callers one by one is the
+ * longest part of the client's work, and kept off the path between two round trips. One round trip
+ * in flight per node ({@value #IN_FLIGHT}) measured as good as two at 64 threads, and better at 8
+ * (BENCHMARKS.md): more in flight make smaller batches for a node that is busy anyway.
+ *
+ * <p><b>Still exact.</b> Each call stays its own {@code EVALSHA}, so each decision is what it would
+ * have been alone, atomic per request (Redis runs one script at a time), in the order the calls
+ * queued. Replies are matched to calls by their order on the connection, which is given back to
+ * its pool after every round trip (and discarded by the pool when broken), so a late reply can
+ * never reach another call.
+ *
+ * <p><b>Bounds.</b> A queued call waits at most {@code redis.timeout} for its round trip to start
+ * (the round trip it waits behind is bounded by that too; then it fails as a timeout, as a call
+ * that gets no pooled connection does), then every read is bounded by the socket timeout
+ * ({@code redis.timeout}), as for a call of its own; the carrier borrows the round trip's connection
+ * within the pool's {@code max-wait}. When a round trip fails (a timeout, Redis
+ * gone), the calls of that batch still waiting fail with its error, those already answered keep
+ * their replies, and calls queued behind go on another connection. Each failed call fails in its
+ * own caller's thread, so the failure policy, the breaker and the metrics hear of each exactly as
+ * of a call of its own.
+ *
+ * <p><b>NOSCRIPT</b> (Redis restarted, failed over, {@code SCRIPT FLUSH}): the carrier loads the
+ * script once ({@code SCRIPT LOAD}) and sends again the calls that met it, on the same connection,
+ * in one more round trip.
+ *
+ * <p><b>Cluster</b>: one queue per master. A call redirected ({@code MOVED}/{@code ASK}), or whose
+ * node refused or dropped the connection before a timeout, goes again alone through the client, which
+ * follows redirections and renews its slot map as it does for any call. Clients whose connections
+ * Sluice cannot reach ({@link NodeConnections#of} is null) make every call alone.
+ */
+final class SharedRoundTrips {
+
+    /** Calls per round trip at most: bounds the bytes written at once and the wait of a batch's first reply. */
+    static final int MAX_BATCH = 64;
+
+    /** Round trips in flight at once to one node. */
+    static final int IN_FLIGHT = 1;
+
+    private final UnifiedJedis client;
+    private final NodeConnections nodes;
+    private final boolean cluster;
+    private final long maxWaitNanos;
+    private final int inFlight;
+    private final ConcurrentHashMap<Object, Lane> lanes = new ConcurrentHashMap<>();
+    private final LongAdder calls = new LongAdder();
+    private final LongAdder roundTrips = new LongAdder();
+
+    /** Shares the round trips of {@code client}'s connections where it can reach them. */
+    SharedRoundTrips(UnifiedJedis client, boolean cluster) {
+        this(client, cluster, NodeConnections.of(client), IN_FLIGHT);
+    }
+
+    /**
+     * @param nodes    where connections come from, or null for every call alone
+     * @param inFlight round trips in flight at once to one node
+     */
+    SharedRoundTrips(UnifiedJedis client, boolean cluster, NodeConnections nodes, int inFlight) {
+        this.client = client;
+        this.nodes = nodes;
+        this.cluster = cluster;
+        this.inFlight = inFlight;
+        Duration wait = nodes == null ? null : nodes.queueWait();
+        this.maxWaitNanos = wait == null ? Long.MAX_VALUE : wait.toNanos();
+    }
+
+    /**
+     * {@code EVALSHA sha keys args} (the script sent with {@code EVAL}/{@code SCRIPT LOAD} when Redis
+     * does not have it), sharing a round trip with other calls to the same node.
+     *
+     * @return the reply, as the client's {@code evalsha} returns it
+     * @throws JedisException as the client's own call would: the reply's error, or the round trip's failure
+     */
+    Object evalsha(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args) {
+        Object node = nodes == null || keys.isEmpty() ? null : nodes.nodeOf(keys.get(0));
+        if (node == null) {
+            return alone(sha, script, keys, args);
+        }
+        Lane lane = lanes.get(node);
+        if (lane == null) {
+            lane = lanes.computeIfAbsent(node, Lane::new);
+        }
+        Call call = new Call(sha, script, keys, args);
+        calls.increment();
+        await(lane, call);
+        if (call.alone) {
+            return alone(sha, script, keys, args);
+        }
+        if (call.failure != null) {
+            throw call.failure;
+        }
+        return call.reply;
+    }
+
+    /** Calls made so far (those that went alone not counted). */
+    long calls() {
+        return calls.sum();
+    }
+
+    /** Round trips those calls took (a NOSCRIPT reload counts as one more). */
+    long roundTrips() {
+        return roundTrips.sum();
+    }
+
+    /** Calls queued and not yet sent, over all nodes. */
+    int queued() {
+        int n = 0;
+        for (Lane lane : lanes.values()) {
+            for (Call c : lane.queue) {
+                if (c.state == Call.QUEUED) n++;
+            }
+        }
+        return n;
+    }
+
+    private Object alone(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args) {
+        try {
+            return client.evalsha(sha, keys, args);
+        } catch (JedisNoScriptException e) {
+            return client.eval(script, keys, args); // caches the script again
+        }
+    }
+
+    /** Returns when {@code call} is answered, carrying round trips when it is its turn. */
+    private void await(Lane lane, Call call) {
+        lane.queue.offer(call);
+        long deadline = System.nanoTime() + maxWaitNanos;
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                int state = call.state;
+                if (state == Call.DONE) {
+                    return;
+                }
+                if (state == Call.QUEUED && lane.tryStart()) {
+                    carry(lane);
+                    continue;
+                }
+                if (state == Call.QUEUED) {
+                    long left = maxWaitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
+                    if (left <= 0) {
+                        if (call.giveUp()) {
+                            lane.wakeNextIfIdle(); // had this call been woken to carry, another must
+                            throw waitedTooLong();
+                        }
+                        continue; // taken just now
+                    }
+                    LockSupport.parkNanos(this, left);
+                } else {
+                    LockSupport.park(this); // taken: its carrier answers it, within the socket timeout
+                }
+                if (Thread.interrupted()) {
+                    interrupted = true; // the reply is on its way; the interrupt is the caller's to handle after
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private JedisException waitedTooLong() {
+        // the same kind of failure as no pooled connection within max-wait: a timeout
+        return new JedisException("no shared round trip to Redis started within " + maxWaitNanos / 1_000_000 + " ms",
+                new NoSuchElementException("Timeout waiting for a shared round trip"));
+    }
+
+    /** One round trip for the calls queued now, by a thread that holds one of the lane's places in flight. */
+    private void carry(Lane lane) {
+        List<Call> batch = lane.take();
+        Slot slot = new Slot(lane);
+        try {
+            if (!batch.isEmpty()) {
+                roundTrip(lane.node, batch, slot);
+            }
+        } finally {
+            slot.release();
+            for (Call c : batch) {
+                c.complete(); // each is answered as its reply is read; this is for an unforeseen error
+            }
+        }
+    }
+
+    /** A lane's place in flight, given back once: as soon as Redis has answered, before the callers are woken. */
+    private static final class Slot {
+        private final Lane lane;
+        private boolean released;
+
+        Slot(Lane lane) {
+            this.lane = lane;
+        }
+
+        void release() {
+            if (!released) {
+                released = true;
+                lane.release();
+            }
+        }
+    }
+
+    private void roundTrip(Object node, List<Call> batch, Slot slot) {
+        Connection connection = null;
+        try {
+            connection = nodes.borrow(node);
+            for (Call c : batch) {
+                connection.sendCommand(c.command);
+            }
+            roundTrips.increment();
+            List<Call> noScript = null;
+            for (Call c : batch) {
+                Object reply = read(connection);
+                // Redis has run the batch (it answers after running what it read): the next round trip may
+                // start, on another connection, while this one's replies are read and its callers woken
+                slot.release();
+                if (reply instanceof JedisNoScriptException) {
+                    if (noScript == null) noScript = new ArrayList<>();
+                    noScript.add(c);
+                } else {
+                    settle(c, reply);
+                    c.complete(); // its caller goes on while the rest of the batch is read
+                }
+            }
+            if (noScript != null) {
+                reload(connection, noScript);
+            }
+        } catch (RuntimeException e) {
+            JedisException failure = e instanceof JedisException j ? j : new JedisException("Redis call failed: " + e, e);
+            boolean again = cluster && failure instanceof JedisConnectionException && !timedOut(failure);
+            for (Call c : batch) {
+                if (c.settled) continue;
+                if (again) {
+                    c.alone = true;
+                } else {
+                    c.failure = c.caller == Thread.currentThread() ? failure : ownCopy(failure);
+                }
+                c.settled = true;
+                c.complete();
+            }
+        } finally {
+            if (connection != null) {
+                connection.close(); // back to its pool, or discarded there if broken
+            }
+        }
+    }
+
+    /** Loads each script the calls lacked once, then sends the calls again: one more round trip. */
+    private void reload(Connection connection, List<Call> noScript) {
+        List<byte[]> loaded = new ArrayList<>(1);
+        for (Call c : noScript) {
+            if (loaded.stream().noneMatch(sha -> Arrays.equals(sha, c.sha))) {
+                loaded.add(c.sha);
+                connection.sendCommand(new CommandArguments(Protocol.Command.SCRIPT).add(Protocol.Keyword.LOAD).add(c.script));
+            }
+        }
+        for (Call c : noScript) {
+            connection.sendCommand(c.command);
+        }
+        roundTrips.increment();
+        for (int i = 0; i < loaded.size(); i++) {
+            read(connection); // the sha, or an error the calls then meet themselves
+        }
+        for (Call c : noScript) {
+            settle(c, read(connection));
+            c.complete();
+        }
+    }
+
+    /** The next reply; an error reply is returned, not thrown (the connection is still good). */
+    private static Object read(Connection connection) {
+        try {
+            return connection.getOne();
+        } catch (JedisDataException error) {
+            return error;
+        }
+    }
+
+    private void settle(Call c, Object reply) {
+        if (reply instanceof JedisRedirectionException && cluster) {
+            c.alone = true; // MOVED/ASK: the client follows it, and renews its slot map on MOVED
+        } else if (reply instanceof JedisDataException error) {
+            c.failure = error;
+        } else {
+            c.reply = reply;
+        }
+        c.settled = true;
+    }
+
+    private static boolean timedOut(Throwable e) {
+        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+            if (t instanceof SocketTimeoutException) return true;
+        }
+        return false;
+    }
+
+    /** A failure shared by a batch, as each caller's own exception (its own stack), the cause kept. */
+    private static JedisException ownCopy(JedisException shared) {
+        return shared instanceof JedisConnectionException
+                ? new JedisConnectionException(shared.getMessage(), shared)
+                : new JedisException(shared.getMessage(), shared);
+    }
+
+    /** The calls waiting for one node and the round trips in flight to it. */
+    private final class Lane {
+        final Object node;
+        final ConcurrentLinkedQueue<Call> queue = new ConcurrentLinkedQueue<>();
+        final AtomicInteger running = new AtomicInteger();
+
+        Lane(Object node) {
+            this.node = node;
+        }
+
+        boolean tryStart() {
+            for (;;) {
+                int n = running.get();
+                if (n >= inFlight) return false;
+                if (running.compareAndSet(n, n + 1)) return true;
+            }
+        }
+
+        /** The calls queued now, in order, taken for one round trip (those that gave up dropped). */
+        List<Call> take() {
+            List<Call> batch = new ArrayList<>(Math.min(MAX_BATCH, 16));
+            Call c;
+            while (batch.size() < MAX_BATCH && (c = queue.poll()) != null) {
+                if (c.take()) batch.add(c);
+            }
+            return batch;
+        }
+
+        void release() {
+            running.decrementAndGet();
+            wakeNext();
+        }
+
+        void wakeNextIfIdle() {
+            if (running.get() < inFlight) wakeNext();
+        }
+
+        /** Wakes the first queued caller, to carry the next round trip (the first of it to start does). */
+        private void wakeNext() {
+            for (Call c : queue) {
+                if (c.state == Call.QUEUED) {
+                    LockSupport.unpark(c.caller);
+                    return;
+                }
+            }
+        }
+    }
+
+    /** One script call and, once settled, its outcome. */
+    private static final class Call {
+        static final int QUEUED = 0;
+        static final int TAKEN = 1;
+        static final int DONE = 2;
+        static final int GAVE_UP = 3;
+        private static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(Call.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final byte[] sha;
+        final byte[] script;
+        final CommandArguments command;
+        final Thread caller = Thread.currentThread();
+        volatile int state = QUEUED;
+        // written by the carrier before DONE, read by the caller after it
+        boolean settled;
+        Object reply;
+        JedisException failure;
+        boolean alone;
+
+        Call(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args) {
+            this.sha = sha;
+            this.script = script;
+            CommandArguments c = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys.size());
+            for (byte[] k : keys) c.add(k);
+            for (byte[] a : args) c.add(a);
+            this.command = c;
+        }
+
+        boolean take() {
+            return STATE.compareAndSet(this, QUEUED, TAKEN);
+        }
+
+        boolean giveUp() {
+            return STATE.compareAndSet(this, QUEUED, GAVE_UP);
+        }
+
+        /** Wakes the caller; a call not settled by then fails. Only the first completion counts. */
+        void complete() {
+            if (state != TAKEN) return;
+            if (!settled) {
+                failure = new JedisException("the shared round trip ended without a reply for this call");
+                settled = true;
+            }
+            if (STATE.compareAndSet(this, TAKEN, DONE) && caller != Thread.currentThread()) {
+                LockSupport.unpark(caller);
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package dev.sluice.internal.redis;
+
+import dev.sluice.testing.Poll;
+import dev.sluice.testing.RedisProcess;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
+
+/**
+ * Forms a shared round trip deterministically: the node is stopped (SIGSTOP) while a first call is
+ * in flight to it, the other calls queue behind it one by one (in this order), and the node goes on
+ * when {@code resume} says so. What queued goes, together, in the round trip after the first's.
+ */
+final class Batches {
+
+    private Batches() {
+    }
+
+    /** What {@link #behindAFirstCall} started: the first call, then the queued ones in order. */
+    record Started<T>(CompletableFuture<T> first, List<CompletableFuture<T>> queued) {
+    }
+
+    /**
+     * @param node   the node the calls go to, stopped for the while
+     * @param shared the call path whose round trips are watched
+     * @param resume whether to let the node go on before returning (else the caller resumes it)
+     */
+    static <T> Started<T> behindAFirstCall(RedisProcess node, SharedRoundTrips shared, ExecutorService threads,
+                                           Supplier<T> first, List<Supplier<T>> then, boolean resume) {
+        node.pause();
+        try {
+            long before = shared.roundTrips();
+            CompletableFuture<T> firstCall = CompletableFuture.supplyAsync(first, threads);
+            Poll.until(Duration.ofSeconds(5), "the first call to be in flight", () -> shared.roundTrips() == before + 1);
+            List<CompletableFuture<T>> queued = new ArrayList<>();
+            for (Supplier<T> call : then) {
+                int waiting = shared.queued();
+                queued.add(CompletableFuture.supplyAsync(call, threads));
+                Poll.until(Duration.ofSeconds(5), "call " + (waiting + 1) + " to queue", () -> shared.queued() == waiting + 1);
+            }
+            return new Started<>(firstCall, queued);
+        } finally {
+            if (resume) node.resume();
+        }
+    }
+}
