@@ -59,7 +59,6 @@ class RateLimitFilterReloadTest {
     }
 
     @Test
-    @org.junit.jupiter.api.Disabled("enabled with the local engine keying states by rule name (branch algo2)")
     void aRaisedLimitAppliesWithoutRestartAndTheClientsCountIsKept() throws Exception {
         Path file = file("3");
         start(file);

@@ -62,7 +62,7 @@ public final class FakeServlet {
                     }
                     case "getAttribute" -> attributes.get((String) args[0]);
                     case "setAttribute" -> attributes.put((String) args[0], args[1]);
-                    case "isAsyncSupported" -> false;
+                    case "isAsyncSupported", "isAsyncStarted" -> false;
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
     }
@@ -72,6 +72,7 @@ public final class FakeServlet {
         return (HttpServletResponse) Proxy.newProxyInstance(FakeServlet.class.getClassLoader(),
                 new Class<?>[]{HttpServletResponse.class}, (proxy, method, args) -> switch (method.getName()) {
                     case "setStatus" -> into.put("status", args[0].toString());
+                    case "getStatus" -> Integer.parseInt(into.getOrDefault("status", "200"));
                     case "setHeader" -> into.put((String) args[0], (String) args[1]);
                     case "setContentType", "setContentLength" -> null;
                     case "getOutputStream" -> DISCARD;

@@ -168,7 +168,6 @@ abstract class LimitsPerClientContract {
      * fails three times is locked out on every instance; a user who logs in correctly never is.
      */
     @Test
-    @org.junit.jupiter.api.Disabled("enabled with give-back in the engines (branch algo2)")
     void failedLoginsAloneCountAndLockOutFleetWide() throws Exception {
         Map<String, String> params = ExampleWar.params("logins", "rule.login.limit", "3", "rule.login.window", "1h");
         for (int i = 0; i < INSTANCES; i++) fleet.add(start(params));
