@@ -53,7 +53,9 @@ import java.util.concurrent.locks.LockSupport;
  * ({@code redis.timeout}), as for a call of its own; the carrier borrows the round trip's connection
  * within the pool's {@code max-wait}. When a round trip fails (a timeout, Redis
  * gone), the calls of that batch still waiting fail with its error, those already answered keep
- * their replies, and calls queued behind go on another connection. Each failed call fails in its
+ * their replies, and calls queued behind go on another connection, except after a timeout: the
+ * calls that queued while the node did not answer fail with it, so a stuck node costs a decision
+ * about one timeout, not one for the round trip ahead and one for its own. Each failed call fails in its
  * own caller's thread, so the failure policy, the breaker and the metrics hear of each exactly as
  * of a call of its own.
  *
@@ -209,7 +211,7 @@ final class SharedRoundTrips {
         Slot slot = new Slot(lane);
         try {
             if (!batch.isEmpty()) {
-                roundTrip(lane.node, batch, slot);
+                roundTrip(lane, batch, slot);
             }
         } finally {
             slot.release();
@@ -236,10 +238,10 @@ final class SharedRoundTrips {
         }
     }
 
-    private void roundTrip(Object node, List<Call> batch, Slot slot) {
+    private void roundTrip(Lane lane, List<Call> batch, Slot slot) {
         Connection connection = null;
         try {
-            connection = nodes.borrow(node);
+            connection = nodes.borrow(lane.node);
             for (Call c : batch) {
                 connection.sendCommand(c.command);
             }
@@ -274,9 +276,29 @@ final class SharedRoundTrips {
                 c.settled = true;
                 c.complete();
             }
+            if (timedOut(failure)) {
+                failQueuedBefore(lane, failure, System.nanoTime());
+            }
         } finally {
             if (connection != null) {
                 connection.close(); // back to its pool, or discarded there if broken
+            }
+        }
+    }
+
+    /**
+     * A round trip timed out: the node did not answer within {@code redis.timeout}. The calls that
+     * queued behind it meanwhile fail with it rather than each wait for a round trip of their own
+     * that would most likely time out too, so that no decision pays much more than one timeout for
+     * a stuck node (the circuit breaker hears of each failure and soon stops calling). Calls queued
+     * after the failure go on as usual.
+     */
+    private void failQueuedBefore(Lane lane, JedisException failure, long failedAt) {
+        for (Call c : lane.queue) {
+            if (c.queuedAt - failedAt < 0 && c.take()) {
+                c.failure = ownCopy(failure);
+                c.settled = true;
+                c.complete();
             }
         }
     }
@@ -405,6 +427,7 @@ final class SharedRoundTrips {
         final byte[] script;
         final CommandArguments command;
         final Thread caller = Thread.currentThread();
+        final long queuedAt = System.nanoTime();
         volatile int state = QUEUED;
         // written by the carrier before DONE, read by the caller after it
         boolean settled;

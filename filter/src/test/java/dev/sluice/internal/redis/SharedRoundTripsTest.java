@@ -168,6 +168,36 @@ class SharedRoundTripsTest {
     }
 
     /**
+     * The round trip in flight times out (Redis stopped): the calls that queued behind it meanwhile
+     * fail with it, at once, instead of each waiting for a round trip of their own that would time
+     * out too: a stuck node costs a decision about one timeout, not two.
+     */
+    @Test
+    void callsQueuedBehindARoundTripThatTimesOutFailWithItAfterAboutOneTimeout() throws Exception {
+        RedisProcess redis = redis();
+        SharedRoundTrips shared = new SharedRoundTrips(client(redis, Duration.ofMillis(300), Duration.ofSeconds(5)), false);
+        long start = System.nanoTime();
+        Batches.Started<Object> started = Batches.behindAFirstCall(redis, shared, callers,
+                () -> call(shared, ECHO, "k", "first"), List.of(() -> call(shared, ECHO, "k", "second"),
+                        () -> call(shared, ECHO, "k", "third")), false);
+        List<Throwable> failures = new ArrayList<>();
+        try {
+            failures.add(catchFailure(started.first()));
+            for (CompletableFuture<Object> queued : started.queued()) failures.add(catchFailure(queued));
+        } finally {
+            redis.resume();
+        }
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+        assertThat(failures).allSatisfy(f -> assertThat(f).isInstanceOf(JedisConnectionException.class)
+                .hasRootCauseInstanceOf(SocketTimeoutException.class));
+        assertThat(tookMs).as("one timeout (300 ms) for all three, not one more for the queued ones")
+                .isLessThan(300 + 250);
+        assertThat(shared.roundTrips()).as("the queued calls never went: the node was not answering").isEqualTo(1);
+        Poll.until(Duration.ofSeconds(5), "Redis to answer again", () -> answers(shared, "after"));
+    }
+
+    /**
      * Redis answers the first call of a batch, then stalls in a slow script: the call whose reply had
      * come keeps it, those still waiting fail with the read timeout, and no late reply reaches a later
      * call. (Redis runs what it has read whole and sends the replies before it reads on; the slow
