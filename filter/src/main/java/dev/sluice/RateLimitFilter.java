@@ -334,7 +334,11 @@ public class RateLimitFilter implements Filter {
                     chain.doFilter(request, response);
                 }
             } catch (IOException | ServletException | RuntimeException | Error failed) {
-                if (giveBack != null && !request.isAsyncStarted()) giveBack.settle(HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
+                // What the client saw: the status already sent (a client that disconnected while the
+                // application wrote its answer), else the 500 the container will send.
+                if (giveBack != null && !request.isAsyncStarted()) {
+                    giveBack.settle(response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
+                }
                 throw failed;
             }
             if (giveBack != null) giveBack.settleWhenComplete(request, response);

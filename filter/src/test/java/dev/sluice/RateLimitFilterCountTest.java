@@ -1,11 +1,20 @@
 package dev.sluice;
 
 import dev.sluice.testing.FakeServlet;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -79,6 +88,89 @@ class RateLimitFilterCountTest {
             assertThat(filter.sluice().metrics().getDryRunDenied()).isEqualTo(1);
         } finally {
             filter.destroy();
+        }
+    }
+
+    @Test
+    void aClientThatDisconnectsAfterTheAnswerWasSentCountsAsThatAnswer() throws Exception {
+        RateLimitFilter filter = login();
+        try {
+            // The application sent its 401, then writing the rest failed: the client had gone. It saw
+            // a failed login, so the attempt counts (were it taken for a 500, disconnecting early would
+            // be a way around the lockout).
+            FilterChain answersThenLosesTheClient = (request, response) -> {
+                ((HttpServletResponse) response).setStatus(401);
+                response.flushBuffer();
+                throw new IOException("Broken pipe");
+            };
+            for (int i = 0; i < 3; i++) {
+                assertThatThrownBy(() -> filter.doFilter(FakeServlet.request("POST", "/login", "192.0.2.7"),
+                        FakeServlet.response(new HashMap<>()), answersThenLosesTheClient)).hasMessage("Broken pipe");
+            }
+            assertThat(attempt(filter, 200)).as("three failed logins counted").isEqualTo("429");
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    @Test
+    void anAsynchronousRequestCountsUntilItCompletesAndIsSettledByItsFinalStatus() throws Exception {
+        RateLimitFilter filter = login();
+        try {
+            List<AsyncRequest> pending = new ArrayList<>();
+            for (int i = 0; i < 3; i++) pending.add(AsyncRequest.start(filter));
+            assertThat(attempt(filter, 200)).as("three requests still running hold the limit").isEqualTo("429");
+
+            pending.get(0).complete(200);
+            pending.get(1).complete(401);
+            assertThat(attempt(filter, 200)).as("one given back: the running one and the failed login count")
+                    .isEqualTo("200");
+            assertThat(attempt(filter, 401)).isEqualTo("401");
+            assertThat(attempt(filter, 200)).as("the running one and two failed logins").isEqualTo("429");
+
+            pending.get(2).complete(200);
+            pending.get(2).complete(200);
+            assertThat(attempt(filter, 401)).as("the last completed as a success: given back").isEqualTo("401");
+            assertThat(attempt(filter, 200)).as("given back once, not once per completion event").isEqualTo("429");
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    /** A request the application took asynchronous; {@link #complete} is the container's onComplete. */
+    private static final class AsyncRequest {
+        private final Map<String, String> recorded = new HashMap<>();
+        private final HttpServletResponse response = FakeServlet.response(recorded);
+        private final List<AsyncListener> listeners = new ArrayList<>();
+        private AsyncContext context;
+
+        static AsyncRequest start(RateLimitFilter filter) throws Exception {
+            AsyncRequest a = new AsyncRequest();
+            boolean[] started = {false};
+            HttpServletRequest request = new HttpServletRequestWrapper(FakeServlet.request("POST", "/login", "192.0.2.7")) {
+                @Override
+                public boolean isAsyncStarted() {
+                    return started[0];
+                }
+
+                @Override
+                public AsyncContext getAsyncContext() {
+                    return a.context;
+                }
+            };
+            a.context = (AsyncContext) Proxy.newProxyInstance(AsyncRequest.class.getClassLoader(),
+                    new Class<?>[]{AsyncContext.class}, (proxy, method, args) -> switch (method.getName()) {
+                        case "addListener" -> a.listeners.add((AsyncListener) args[0]);
+                        default -> throw new UnsupportedOperationException(method.getName());
+                    });
+            filter.doFilter(request, a.response, (req, resp) -> started[0] = true);
+            assertThat(a.listeners).as("the filter waits for the completion").hasSize(1);
+            return a;
+        }
+
+        void complete(int status) throws IOException {
+            response.setStatus(status);
+            for (AsyncListener l : listeners) l.onComplete(new AsyncEvent(context, null, response));
         }
     }
 }

@@ -67,7 +67,10 @@ public final class FakeServlet {
                 });
     }
 
-    /** A response that records its status and headers into {@code into} ("status" holds the status). */
+    /**
+     * A response that records its status and headers into {@code into} ("status" holds the status;
+     * "committed" is set once {@code flushBuffer} has been called).
+     */
     public static HttpServletResponse response(Map<String, String> into) {
         return (HttpServletResponse) Proxy.newProxyInstance(FakeServlet.class.getClassLoader(),
                 new Class<?>[]{HttpServletResponse.class}, (proxy, method, args) -> switch (method.getName()) {
@@ -76,6 +79,8 @@ public final class FakeServlet {
                     case "setHeader" -> into.put((String) args[0], (String) args[1]);
                     case "setContentType", "setContentLength" -> null;
                     case "getOutputStream" -> DISCARD;
+                    case "flushBuffer" -> into.put("committed", "true");
+                    case "isCommitted" -> into.containsKey("committed");
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
     }
