@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The two ways for several decisions to share a round trip, measured where they differ: in Redis.
@@ -86,6 +87,7 @@ final class RoundTripShapes {
             throws InterruptedException {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong decisions = new AtomicLong();
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         List<Connection> connections = new ArrayList<>();
         for (int t = 0; t < CONNECTIONS; t++) {
@@ -93,7 +95,12 @@ final class RoundTripShapes {
                     DefaultJedisClientConfig.builder().socketTimeoutMillis(BenchRedis.TIMEOUT_MS).build());
             connections.add(c);
             Thread thread = new Thread(() -> {
-                while (!stop.get()) decisions.addAndGet(round.applyAsInt(c));
+                try {
+                    while (!stop.get()) decisions.addAndGet(round.applyAsInt(c));
+                } catch (RuntimeException e) {
+                    failure.compareAndSet(null, e);
+                    stop.set(true);
+                }
             });
             threads.add(thread);
             thread.start();
@@ -109,6 +116,7 @@ final class RoundTripShapes {
         stop.set(true);
         for (Thread t : threads) t.join();
         connections.forEach(Connection::close);
+        if (failure.get() != null) throw new IllegalStateException(shape + " x" + batch + " failed", failure.get());
         long n = d1 - d0;
         return new Shape(shape, batch, n / ((t1 - t0) / 1e9), (cpu1 - cpu0) * 1e6 / n);
     }
@@ -131,9 +139,9 @@ final class RoundTripShapes {
         }
     }
 
-    /** ARGV[1] of a token-bucket request on Redis's clock that always admits (decide.lua's format). */
-    private static final byte[] ADMITTING = ByteBuffer.allocate(8 + 1 + 5 * 8).order(ByteOrder.LITTLE_ENDIAN)
-            .putDouble(-1).put((byte) 4).putDouble(1e9).putDouble(1e6).putDouble(1e9).putDouble(0).putDouble(1).array();
+    /** ARGV[1] of an enforcing token-bucket request on Redis's clock that always admits (decide.lua's format). */
+    private static final byte[] ADMITTING = ByteBuffer.allocate(8 + 2 + 5 * 8).order(ByteOrder.LITTLE_ENDIAN)
+            .putDouble(-1).put((byte) 4).put((byte) 0).putDouble(1e9).putDouble(1e6).putDouble(1e9).putDouble(0).putDouble(1).array();
 
     /** The engine's script as it sends it (assembled from its resources at class load). */
     private static String engineScript() throws ReflectiveOperationException {
