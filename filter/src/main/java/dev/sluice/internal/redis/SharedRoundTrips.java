@@ -37,9 +37,11 @@ import java.util.concurrent.locks.LockSupport;
  * lock-free. A round trip is in flight until Redis answers it (its first reply: Redis replies once it
  * has run what it read), so the next one starts, on another pooled connection, while the replies of
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
- * longest part of the client's work, and kept off the path between two round trips. One round trip
- * in flight per node ({@value #IN_FLIGHT}) measured as good as two at 64 threads, and better at 8
- * (BENCHMARKS.md): more in flight make smaller batches for a node that is busy anyway.
+ * longest part of the client's work, and kept off the path between two round trips. Up to
+ * {@value #IN_FLIGHT} round trips are in flight per node: with one, Redis waits between two round
+ * trips while the next carrier is woken and sends, and 8 concurrent callers were 0.83 to 0.92x as
+ * fast as one round trip each; with two, 0.96 to 1.05x, and as fast or faster at 16 and 64; four
+ * were no better and make smaller batches (BENCHMARKS.md).
  *
  * <p><b>Still exact.</b> Each call stays its own {@code EVALSHA}, so each decision is what it would
  * have been alone, atomic per request (Redis runs one script at a time), in the order the calls
@@ -74,7 +76,7 @@ final class SharedRoundTrips {
     static final int MAX_BATCH = 64;
 
     /** Round trips in flight at once to one node. */
-    static final int IN_FLIGHT = 1;
+    static final int IN_FLIGHT = 2;
 
     private final UnifiedJedis client;
     private final NodeConnections nodes;
@@ -139,6 +141,11 @@ final class SharedRoundTrips {
     /** Round trips those calls took (a NOSCRIPT reload counts as one more). */
     long roundTrips() {
         return roundTrips.sum();
+    }
+
+    /** Round trips in flight at once to one node, at most. */
+    int inFlight() {
+        return inFlight;
     }
 
     /** Calls queued and not yet sent, over all nodes. */

@@ -32,8 +32,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The call path on its own, against real Redis processes the tests start: which calls share a round
  * trip, in which order, and what each caller sees when a round trip goes wrong. Batches are formed
- * deterministically: the node is stopped (SIGSTOP) while a first call is in flight, the others queue
- * behind it one by one, and the node resumes.
+ * deterministically: the node is stopped (SIGSTOP) while the first calls are in flight, the others
+ * queue behind them one by one, and the node resumes.
  */
 class SharedRoundTripsTest {
 
@@ -85,6 +85,15 @@ class SharedRoundTripsTest {
         return jedis;
     }
 
+    /**
+     * A call path with one round trip in flight per node, where a batch's mechanics are tested
+     * (what queues behind the one round trip goes in the next); two in flight, the default, are
+     * tested on their own below.
+     */
+    private static SharedRoundTrips oneInFlight(JedisPooled jedis) {
+        return new SharedRoundTrips(jedis, false, NodeConnections.of(jedis), 1);
+    }
+
     private static Object call(SharedRoundTrips shared, String script, String key, String... args) {
         byte[] body = script.getBytes(StandardCharsets.UTF_8);
         List<byte[]> argv = new ArrayList<>();
@@ -122,7 +131,7 @@ class SharedRoundTripsTest {
     void callsQueuedDuringARoundTripShareTheNextEachAnsweredItsOwnInTheOrderTheyQueued() throws Exception {
         RedisProcess redis = redis();
         JedisPooled jedis = withScripts(client(redis, Duration.ofSeconds(10), Duration.ofSeconds(10)));
-        SharedRoundTrips shared = new SharedRoundTrips(jedis, false);
+        SharedRoundTrips shared = oneInFlight(jedis);
         List<Supplier<Object>> calls = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             String name = "c" + i;
@@ -146,7 +155,7 @@ class SharedRoundTripsTest {
     @Test
     void aQueuedCallWaitsForItsRoundTripAtMostItsBoundAndFailsAsATimeout() throws Exception {
         RedisProcess redis = redis();
-        SharedRoundTrips shared = new SharedRoundTrips(client(redis, Duration.ofSeconds(10), Duration.ofMillis(150)), false);
+        SharedRoundTrips shared = oneInFlight(client(redis, Duration.ofSeconds(10), Duration.ofMillis(150)));
         redis.pause();
         CompletableFuture<Object> first;
         long started;
@@ -175,7 +184,7 @@ class SharedRoundTripsTest {
     @Test
     void callsQueuedBehindARoundTripThatTimesOutFailWithItAfterAboutOneTimeout() throws Exception {
         RedisProcess redis = redis();
-        SharedRoundTrips shared = new SharedRoundTrips(client(redis, Duration.ofMillis(300), Duration.ofSeconds(5)), false);
+        SharedRoundTrips shared = oneInFlight(client(redis, Duration.ofMillis(300), Duration.ofSeconds(5)));
         long start = System.nanoTime();
         Batches.Started<Object> started = Batches.behindAFirstCall(redis, shared, callers,
                 () -> call(shared, ECHO, "k", "first"), List.of(() -> call(shared, ECHO, "k", "second"),
@@ -207,7 +216,7 @@ class SharedRoundTripsTest {
     @Test
     void aTimeoutInTheMiddleOfABatchFailsOnlyTheCallsStillWaiting() throws Exception {
         RedisProcess redis = redis();
-        SharedRoundTrips shared = new SharedRoundTrips(withScripts(client(redis, Duration.ofMillis(1_000), Duration.ofSeconds(5))), false);
+        SharedRoundTrips shared = oneInFlight(withScripts(client(redis, Duration.ofMillis(1_000), Duration.ofSeconds(5))));
         List<CompletableFuture<Object>> batch = new ArrayList<>();
         String padding = "p".repeat(PADDING);
 
@@ -232,7 +241,7 @@ class SharedRoundTripsTest {
     @Test
     void redisDyingMidBatchFailsTheCallsStillWaitingAtOnceAndTheNextCallsReachTheRestartedServer() throws Exception {
         RedisProcess redis = redis();
-        SharedRoundTrips shared = new SharedRoundTrips(withScripts(client(redis, Duration.ofSeconds(10), Duration.ofSeconds(10))), false);
+        SharedRoundTrips shared = oneInFlight(withScripts(client(redis, Duration.ofSeconds(10), Duration.ofSeconds(10))));
         List<CompletableFuture<Object>> batch = new ArrayList<>();
         String padding = "p".repeat(PADDING);
         // the first queued carries the round trip, and returns when all of its replies are read
@@ -264,7 +273,7 @@ class SharedRoundTripsTest {
     void noscriptInABatchLoadsTheScriptOnceAndAnswersEveryCall() throws Exception {
         RedisProcess redis = redis();
         JedisPooled jedis = client(redis, Duration.ofSeconds(10), Duration.ofSeconds(10));
-        SharedRoundTrips shared = new SharedRoundTrips(jedis, false);
+        SharedRoundTrips shared = oneInFlight(jedis);
         List<Supplier<Object>> calls = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             String name = "c" + i;
@@ -284,6 +293,77 @@ class SharedRoundTripsTest {
         assertThat(calls(stats, "script|load")).as("each script loaded once").isEqualTo(2);
         assertThat(calls(stats, "eval")).isZero();
         assertThat(shared.roundTrips()).as("each batch: NOSCRIPT, then SCRIPT LOAD and the calls again").isEqualTo(4);
+    }
+
+    @Test
+    void twoRoundTripsGoAtOnceAndWhatQueuesBehindThemGoesInTheNextTogether() throws Exception {
+        RedisProcess redis = redis();
+        JedisPooled jedis = withScripts(client(redis, Duration.ofSeconds(10), Duration.ofSeconds(10)));
+        SharedRoundTrips shared = new SharedRoundTrips(jedis, false);
+        assertThat(shared.inFlight()).isEqualTo(SharedRoundTrips.IN_FLIGHT).isEqualTo(2);
+        List<CompletableFuture<Object>> calls = new ArrayList<>();
+        redis.pause();
+        try {
+            for (int i = 0; i < 2; i++) {
+                String name = "alone" + i;
+                calls.add(async(() -> call(shared, LOG, "log", name)));
+                int inFlight = i + 1;
+                Poll.until(Duration.ofSeconds(5), "round trip " + inFlight + " in flight", () -> shared.roundTrips() == inFlight);
+            }
+            assertThat(shared.queued()).as("neither waited for the other").isZero();
+            for (int i = 0; i < 5; i++) {
+                String name = "c" + i;
+                int waiting = i;
+                calls.add(async(() -> call(shared, LOG, "log", name)));
+                Poll.until(Duration.ofSeconds(5), "call " + (waiting + 1) + " to queue", () -> shared.queued() == waiting + 1);
+            }
+            assertThat(shared.roundTrips()).as("no third round trip while two are in flight").isEqualTo(2);
+        } finally {
+            redis.resume();
+        }
+        List<Object> replies = new ArrayList<>();
+        for (CompletableFuture<Object> c : calls) replies.add(c.get(5, TimeUnit.SECONDS));
+
+        // the two in flight are on two connections, which Redis reads in an order of its own
+        assertThat(replies.subList(0, 2)).containsExactlyInAnyOrder(1L, 2L);
+        assertThat(replies.subList(2, 7)).as("the batch, in the order it queued").containsExactly(3L, 4L, 5L, 6L, 7L);
+        List<String> log = jedis.lrange("log", 0, -1);
+        assertThat(log.subList(0, 2)).containsExactlyInAnyOrder("alone0", "alone1");
+        assertThat(log.subList(2, 7)).containsExactly("c0", "c1", "c2", "c3", "c4");
+        assertThat(shared.roundTrips()).as("two alone, then one for the five").isEqualTo(3);
+    }
+
+    @Test
+    void callsQueuedBehindTwoRoundTripsThatTimeOutFailWithThemAfterAboutOneTimeout() throws Exception {
+        RedisProcess redis = redis();
+        SharedRoundTrips shared = new SharedRoundTrips(client(redis, Duration.ofMillis(300), Duration.ofSeconds(5)), false);
+        long start = System.nanoTime();
+        List<CompletableFuture<Object>> calls = new ArrayList<>();
+        List<Throwable> failures = new ArrayList<>();
+        redis.pause();
+        try {
+            for (int i = 0; i < 4; i++) {
+                String name = "c" + i;
+                calls.add(async(() -> call(shared, ECHO, "k", name)));
+                if (i < 2) {
+                    int inFlight = i + 1;
+                    Poll.until(Duration.ofSeconds(5), "round trip " + inFlight + " in flight", () -> shared.roundTrips() == inFlight);
+                } else {
+                    int waiting = i - 1;
+                    Poll.until(Duration.ofSeconds(5), "call " + (i + 1) + " to queue", () -> shared.queued() == waiting);
+                }
+            }
+            for (CompletableFuture<Object> c : calls) failures.add(catchFailure(c));
+        } finally {
+            redis.resume();
+        }
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+        assertThat(failures).allSatisfy(f -> assertThat(f).isInstanceOf(JedisConnectionException.class)
+                .hasRootCauseInstanceOf(SocketTimeoutException.class));
+        assertThat(tookMs).as("one timeout (300 ms) for all four, not one more for the queued ones").isLessThan(300 + 250);
+        assertThat(shared.roundTrips()).as("the queued calls never went: the node was not answering").isEqualTo(2);
+        Poll.until(Duration.ofSeconds(5), "Redis to answer again", () -> answers(shared, "after"));
     }
 
     @Test
