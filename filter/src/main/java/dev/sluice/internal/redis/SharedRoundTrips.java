@@ -143,6 +143,11 @@ final class SharedRoundTrips {
         return roundTrips.sum();
     }
 
+    /** The node {@code key}'s calls go to (its lane), or null when they go alone. */
+    Object nodeOf(byte[] key) {
+        return nodes == null ? null : nodes.nodeOf(key);
+    }
+
     /** Round trips in flight at once to one node, at most. */
     int inFlight() {
         return inFlight;

@@ -2,6 +2,7 @@ package dev.sluice.internal.redis;
 
 import dev.sluice.testing.Poll;
 import dev.sluice.testing.RedisProcess;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 
 import java.nio.charset.StandardCharsets;
@@ -41,6 +42,7 @@ final class Batches {
     static <T> Started<T> behindAFirstCall(RedisProcess node, SharedRoundTrips shared, ExecutorService threads,
                                            Supplier<T> first, List<Supplier<T>> then, boolean resume) {
         int fillers = shared.inFlight() - 1;
+        byte[] fillerKey = keyOn(shared, node);
         if (fillers > 0) {
             try (Jedis direct = new Jedis("127.0.0.1", node.port())) {
                 direct.scriptLoad(FILLER); // so that a filler is one round trip, without NOSCRIPT
@@ -53,7 +55,7 @@ final class Batches {
             Poll.until(Duration.ofSeconds(5), "the first call to be in flight", () -> shared.roundTrips() == before + 1);
             for (int i = 1; i <= fillers; i++) {
                 long inFlight = before + 1 + i;
-                CompletableFuture.runAsync(() -> shared.evalsha(FILLER_SHA, FILLER, List.of(FILLER), List.of()), threads);
+                CompletableFuture.runAsync(() -> shared.evalsha(FILLER_SHA, FILLER, List.of(fillerKey), List.of()), threads);
                 Poll.until(Duration.ofSeconds(5), "filler " + i + " to be in flight", () -> shared.roundTrips() == inFlight);
             }
             List<CompletableFuture<T>> queued = new ArrayList<>();
@@ -66,5 +68,14 @@ final class Batches {
         } finally {
             if (resume) node.resume();
         }
+    }
+
+    /** A key whose calls go to {@code node} (on Cluster: a key of one of its slots). */
+    private static byte[] keyOn(SharedRoundTrips shared, RedisProcess node) {
+        for (int i = 0; i < 100_000; i++) {
+            byte[] key = ("filler{" + i + "}").getBytes(StandardCharsets.UTF_8);
+            if (!(shared.nodeOf(key) instanceof HostAndPort h) || h.getPort() == node.port()) return key;
+        }
+        throw new IllegalStateException("no key of node " + node.port());
     }
 }
