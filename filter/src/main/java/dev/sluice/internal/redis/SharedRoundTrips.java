@@ -27,20 +27,20 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * How a script call reaches Redis: concurrent calls to one Redis node share round trips.
  *
- * <p><b>Natural batching.</b> A call that finds no round trip in flight to its node goes at once,
- * on a pooled connection, sent and read by the caller's own thread. Calls that arrive while a
- * round trip is in flight queue up, and the next round trip takes all of them (at most
- * {@value #MAX_BATCH}), pipelined on one connection: one of their threads carries it, the others
- * park until their own reply is in (each is woken as soon as its reply is read; the carrier returns
- * when all are). Nobody waits for a batch to fill: a batch is whatever queued during the round trip
- * before it. No lock is held at any time; the queue and the count of round trips in flight are
+ * <p><b>Natural batching.</b> A call that finds a place in flight to its node (fewer than
+ * {@value #IN_FLIGHT} round trips on their way) goes at once, on a pooled connection, sent and read
+ * by the caller's own thread. Calls that arrive while every place is taken queue up, and the next
+ * round trip takes all of them (at most {@value #MAX_BATCH}), pipelined on one connection: one of
+ * their threads carries it, the others park until their own reply is in (each is woken as soon as
+ * its reply is read; the carrier returns when all are). Nobody waits for a batch to fill: a batch is
+ * whatever queued during the round trips before it. No lock is held at any time; the queue and the count of round trips in flight are
  * lock-free. A round trip is in flight until Redis answers it (its first reply: Redis replies once it
  * has run what it read), so the next one starts, on another pooled connection, while the replies of
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
  * longest part of the client's work, and kept off the path between two round trips. Up to
  * {@value #IN_FLIGHT} round trips are in flight per node: with one, Redis waits between two round
  * trips while the next carrier is woken and sends, and 8 concurrent callers were 0.83 to 0.92x as
- * fast as one round trip each; with two, 0.96 to 1.05x, and as fast or faster at 16 and 64; four
+ * fast as one round trip each; with two, 0.97 to 1.05x, and as fast or faster at 16 and 64; four
  * were no better and make smaller batches (BENCHMARKS.md).
  *
  * <p><b>Still exact.</b> Each call stays its own {@code EVALSHA}, so each decision is what it would
