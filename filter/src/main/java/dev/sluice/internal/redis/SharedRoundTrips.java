@@ -33,8 +33,8 @@ import java.util.concurrent.locks.LockSupport;
  * round trip takes all of them (at most {@value #MAX_BATCH}), pipelined on one connection: one of
  * their threads carries it, the others park until their own reply is in (each is woken as soon as
  * its reply is read; the carrier returns when all are). Nobody waits for a batch to fill: a batch is
- * whatever queued during the round trips before it. No lock is held at any time; the queue and the count of round trips in flight are
- * lock-free. A round trip is in flight until Redis answers it (its first reply: Redis replies once it
+ * whatever queued during the round trips before it. No lock is held at any time; the queue and the
+ * count of round trips in flight are lock-free. A round trip is in flight until Redis answers it (its first reply: Redis replies once it
  * has run what it read), so the next one starts, on another pooled connection, while the replies of
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
  * longest part of the client's work, and kept off the path between two round trips. Up to
