@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.testing.FakeServlet;
+import dev.sluice.testing.RedisProcess;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -86,6 +87,25 @@ class RateLimitFilterCountTest {
                     .isZero();
             for (int i = 0; i < 4; i++) attempt(filter, 401);
             assertThat(filter.sluice().metrics().getDryRunDenied()).isEqualTo(1);
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    @Test
+    void whileRedisIsAwayTheBackstopCountsAndGivesBackTheSameWay() throws Exception {
+        String nothingListens = "redis://127.0.0.1:" + RedisProcess.freePort();
+        RateLimitFilter filter = new RateLimitFilter();
+        filter.init(FakeServlet.filterConfig("count", FakeServlet.params("rules", "login", "redis.url", nothingListens,
+                "rule.login.algorithm", "fixed-window", "rule.login.limit", "3", "rule.login.window", "1h",
+                "rule.login.count", "401")));
+        try {
+            for (int i = 0; i < 20; i++) assertThat(attempt(filter, 200)).isEqualTo("200");
+            assertThat(attempt(filter, 401)).isEqualTo("401");
+            assertThat(attempt(filter, 401)).isEqualTo("401");
+            assertThat(attempt(filter, 401)).isEqualTo("401");
+            assertThat(attempt(filter, 200)).as("three failures counted by the backstop: locked out").isEqualTo("429");
+            assertThat(filter.sluice().metrics().getFallbackDecisions()).as("every decision the backstop's").isEqualTo(24);
         } finally {
             filter.destroy();
         }
