@@ -19,7 +19,6 @@ import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -72,26 +71,8 @@ public class ApproximateBenchmark {
         jedis.close();
     }
 
-    @State(Scope.Thread)
-    public static class Cursor {
-        int next;
-        int keys;
-
-        @Setup(Level.Trial)
-        public void setUp(ApproximateBenchmark b) {
-            keys = b.workload.keys;
-            next = ThreadLocalRandom.current().nextInt(keys);
-        }
-
-        int next() {
-            int k = next;
-            next = k + 1 == keys ? 0 : k + 1;
-            return k;
-        }
-    }
-
     @Benchmark
-    public boolean decide(Cursor cursor) {
+    public boolean decide(KeyCursor cursor) {
         return limiter.decide(requests[cursor.next()]).allowed();
     }
 }

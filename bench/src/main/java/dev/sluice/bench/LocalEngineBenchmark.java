@@ -16,7 +16,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -53,26 +52,8 @@ public class LocalEngineBenchmark {
         }
     }
 
-    @State(Scope.Thread)
-    public static class Cursor {
-        int next;
-        int keys;
-
-        @Setup(Level.Trial)
-        public void setUp(LocalEngineBenchmark b) {
-            keys = b.workload.keys;
-            next = ThreadLocalRandom.current().nextInt(keys);
-        }
-
-        int next() {
-            int k = next;
-            next = k + 1 == keys ? 0 : k + 1;
-            return k;
-        }
-    }
-
     @Benchmark
-    public boolean decide(Cursor cursor) {
+    public boolean decide(KeyCursor cursor) {
         return engine.decide(requests[cursor.next()]).allowed();
     }
 }

@@ -11,7 +11,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -49,27 +48,8 @@ public class RedisDecisionBenchmark {
         contender.close();
     }
 
-    /** Each thread walks the keys from its own random start, so 10,000 keys are spread evenly. */
-    @State(Scope.Thread)
-    public static class Cursor {
-        int next;
-        int keys;
-
-        @Setup(Level.Trial)
-        public void setUp(RedisDecisionBenchmark b) {
-            keys = b.workload.keys;
-            next = ThreadLocalRandom.current().nextInt(keys);
-        }
-
-        int next() {
-            int k = next;
-            next = k + 1 == keys ? 0 : k + 1;
-            return k;
-        }
-    }
-
     @Benchmark
-    public boolean decide(Cursor cursor) {
+    public boolean decide(KeyCursor cursor) {
         return contender.tryAcquire(cursor.next());
     }
 }
