@@ -313,7 +313,7 @@ public class RateLimitFilter implements Filter {
         }
 
         Decision decision = sluice.decide(acquisitions);
-        if (!decision.unavailable()) {
+        if (!decision.unavailable() && s.headers.writes()) {
             // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
             List<String> policyItems = new ArrayList<>(figures.size());
             for (int i = 0; i < figures.size(); i++) {

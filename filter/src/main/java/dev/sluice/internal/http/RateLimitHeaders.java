@@ -41,6 +41,11 @@ public final class RateLimitHeaders {
         this.style = style;
     }
 
+    /** Whether {@link #write} writes anything ({@code headers} is not {@code none}). */
+    public boolean writes() {
+        return style != HeaderStyle.NONE;
+    }
+
     /** The policy list member of a rule, e.g. {@code "api";q=100;w=60}; computed once per rule at init. */
     public static String policyItem(Rule rule) {
         return '"' + rule.name() + "\";q=" + rule.limit() + ";w=" + ceilSeconds(rule.windowMillis());
