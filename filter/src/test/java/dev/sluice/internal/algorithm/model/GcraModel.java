@@ -47,6 +47,10 @@ final class GcraModel extends Model {
             tat = tat.minus(interval(r).times(cost)).max(Ratio.of(stamp)); // nothing taken or given back since: undone, not before the latest take
             return;
         }
+        // The refund counter only grows over a state's life: one below the take's belongs to a state
+        // that replaced the take's (another algorithm's take in between): nothing to give back, as in
+        // the engines, where the counter's difference, modulo 2^52, is then beyond any bound.
+        if (refunded.compareTo(t[1]) < 0) return;
         Ratio before = tat;
         tat = givenBack(tat, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), interval(r).times(cost));
         refunded = refunded.plus(before.minus(tat));

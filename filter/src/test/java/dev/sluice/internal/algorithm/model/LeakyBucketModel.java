@@ -48,6 +48,10 @@ final class LeakyBucketModel extends Model {
             next = next.minus(slot(r).times(cost)).max(Ratio.of(stamp)); // nothing taken or given back since: undone, not before the latest take
             return;
         }
+        // The refund counter only grows over a state's life: one below the take's belongs to a state
+        // that replaced the take's (another algorithm's take in between): nothing to give back, as in
+        // the engines, where the counter's difference, modulo 2^52, is then beyond any bound.
+        if (refunded.compareTo(t[1]) < 0) return;
         Ratio before = next;
         next = GcraModel.givenBack(next, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), slot(r).times(cost));
         refunded = refunded.plus(before.minus(next));

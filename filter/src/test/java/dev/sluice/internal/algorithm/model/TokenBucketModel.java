@@ -54,6 +54,10 @@ final class TokenBucketModel extends Model {
             tokens = tokens.plus(Ratio.of(cost)); // nothing taken or given back since: undone
             return;
         }
+        // The refund counter only grows over a state's life: one below the take's belongs to a state
+        // that replaced the take's (another algorithm's take in between): nothing to give back, as in
+        // the engines, where the counter's difference, modulo 2^52, is then beyond any bound.
+        if (refunded.compareTo(t[1]) < 0) return;
         Ratio ahead = t[0].minus(Ratio.of(Math.max(now, stamp)));
         Ratio bound = ahead.times(Ratio.of(r.limit(), r.windowMillis())).minus(refunded.minus(t[1]));
         if (bound.compareTo(Ratio.ZERO) <= 0) return;
