@@ -7,22 +7,23 @@ import org.junit.jupiter.api.TestInstance;
  * A behaviour test written once and run on every container. How to add one:
  *
  * <pre>{@code
- * public interface HeadRequestContract extends ContainerTest {
+ * public interface OneFleetContract extends ContainerTest {
  *
  *     @Test
- *     default void aHeadRequestCountsLikeAGet() throws Exception {
- *         try (Deployment app = container().deploy(ExampleApp.named("head")
- *                 .with("rule.api.algorithm", "fixed-window", "rule.api.limit", "1", "rule.api.window", "1h"), 1)) {
- *             assertThat(app.send(0, "HEAD", "/api/x", null).statusCode()).isEqualTo(200);
- *             assertThat(app.get(0, "/api/x").statusCode()).isEqualTo(429);
- *             assertThat(app.redisKeys()).as("the rule's counter").isPositive();
- *             assertThat(app.log(0)).doesNotContain("ERROR");
+ *     default void aLimitOfOneIsOneForTheWholeFleet() throws Exception {
+ *         try (Deployment fleet = container().deploy(ExampleApp.named("one")
+ *                 .with("rule.api.limit", "1", "rule.api.window", "1h"), 3)) {
+ *             assertThat(fleet.send(0, "GET", "/api/x?q=1", null, "Accept", "text/plain").statusCode()).isEqualTo(200);
+ *             assertThat(fleet.get(1, "/api/x").statusCode()).isEqualTo(429);
+ *             assertThat(fleet.redisKeys()).as("the rule's counter").isPositive();
+ *             assertThat(fleet.log(2)).contains("Sluice filter 'sluice' started");
+ *             assertThat(fleet.mxbeanTotal("Denied")).isEqualTo(1);
  *         }
  *     }
  * }
  * }</pre>
  *
- * then add {@code HeadRequestContract} to the {@code extends} list of {@link EveryContainer}: every
+ * then add {@code OneFleetContract} to the {@code extends} list of {@link EveryContainer}: every
  * container's IT class implements that (src-it: {@code ContractsIT} on Jetty ee10,
  * {@code ContractsEe11IT}, {@code ContractsTomcatIT}, {@code ContractsUndertowIT}; dist-it:
  * {@code Tomcat10DistIT}, {@code Tomcat11DistIT}, {@code JettyEe10DistIT}, {@code JettyEe11DistIT},

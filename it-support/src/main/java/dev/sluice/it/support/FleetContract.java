@@ -18,10 +18,9 @@ public interface FleetContract extends ContainerTest {
 
     @Test
     default void threeInstancesSharingOneRedisAllowExactlyTheLimit() throws Exception {
-        // the rule comes from what the operator exported, through the placeholders of the WAR's
-        // ratelimit.properties; a sliding-window-log is exact, with no window boundary to straddle
-        ExampleApp fleet = ExampleApp.named("fleet").env("SLUICE_API_ALGORITHM", "sliding-window-log",
-                "SLUICE_API_LIMIT", Integer.toString(LIMIT), "SLUICE_API_WINDOW", "1h");
+        // a sliding-window-log is exact, with no window boundary to straddle
+        ExampleApp fleet = ExampleApp.named("fleet").with("rule.api.algorithm", "sliding-window-log",
+                "rule.api.limit", Integer.toString(LIMIT), "rule.api.window", "1h");
         try (Deployment app = container().deploy(fleet, INSTANCES)) {
             Crowd.Outcome o = Crowd.hammer(app.uris("/api/fleet"), CLIENTS, REQUESTS_PER_CLIENT);
             System.out.printf("FLEET %s: %s%n", container().name(), o);
@@ -34,6 +33,11 @@ public interface FleetContract extends ContainerTest {
             assertThat(app.mxbeanTotal("FallbackDecisions")).isZero();
             assertThat(app.mxbeanTotal("Allowed")).as("Allowed over JMX, every instance").isEqualTo(o.allowed());
             assertThat(app.mxbeanTotal("Denied")).as("Denied over JMX, every instance").isEqualTo(o.denied());
+            assertThat(app.redisKeys()).as("the shared counter, under the deployment's own prefix").isPositive();
+            for (int i = 0; i < INSTANCES; i++) {
+                assertThat(app.log(i)).as("what instance %d's container logged since the deployment", i)
+                        .contains("Sluice filter 'sluice' started");
+            }
         }
     }
 }
