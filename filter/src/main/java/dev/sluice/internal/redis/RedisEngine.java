@@ -12,12 +12,10 @@ import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +23,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -326,18 +323,11 @@ public final class RedisEngine implements RateLimiter {
     private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {
         try {
             return (byte[]) roundTrips.evalsha(SHA_BYTES, SCRIPT_BYTES, keys, args);
-        } catch (JedisException e) {
-            throw new LimiterUnavailableException("Redis could not decide: " + e.getMessage(), e, isTimeout(e));
+        } catch (RuntimeException e) {
+            // whatever the client library throws (a JedisException, or an IllegalStateException of a client
+            // that never reached its servers) is Redis failing this call, for the failure policy
+            throw new LimiterUnavailableException("Redis could not decide: " + e.getMessage(), e, RedisFailure.isTimeout(e));
         }
-    }
-
-    static boolean isTimeout(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            // NoSuchElementException: the pool had no connection within max-wait
-            if (t instanceof SocketTimeoutException || t instanceof NoSuchElementException) return true;
-            if (t.getCause() == t) break;
-        }
-        return false;
     }
 
     private static void rejectDuplicates(List<Acquisition> acquisitions) {
@@ -372,9 +362,9 @@ public final class RedisEngine implements RateLimiter {
     public void reset(Rule rule, ClientKey clientKey) {
         try {
             jedis.del(plans.get(rule).key(clientKey.value()));
-        } catch (JedisException e) {
+        } catch (RuntimeException e) {
             throw new LimiterUnavailableException("Redis could not reset " + rule.name() + " for " + clientKey
-                    + ": " + e.getMessage(), e, isTimeout(e));
+                    + ": " + e.getMessage(), e, RedisFailure.isTimeout(e));
         }
     }
 

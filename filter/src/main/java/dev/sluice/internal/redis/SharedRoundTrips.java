@@ -12,7 +12,6 @@ import redis.clients.jedis.exceptions.JedisRedirectionException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -358,10 +357,7 @@ final class SharedRoundTrips {
     }
 
     private static boolean timedOut(Throwable e) {
-        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
-            if (t instanceof SocketTimeoutException) return true;
-        }
-        return false;
+        return RedisFailure.nodeTimedOut(e);
     }
 
     /** A failure shared by a batch, as each caller's own exception (its own stack), the cause kept. */

@@ -63,7 +63,7 @@ public final class SyncScript implements CountExchange {
             }
         } catch (JedisException e) {
             throw new LimiterUnavailableException("Redis could not sync the approximate counts: " + e.getMessage(), e,
-                    RedisEngine.isTimeout(e));
+                    RedisFailure.isTimeout(e));
         }
         Counts[] counts = new Counts[deltas.size()];
         long at = Long.MIN_VALUE;
