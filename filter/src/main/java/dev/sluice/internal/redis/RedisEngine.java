@@ -3,6 +3,7 @@ package dev.sluice.internal.redis;
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.key.ClientKey;
+import dev.sluice.internal.failover.PartialFailure;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -23,6 +24,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -169,7 +171,12 @@ public final class RedisEngine implements RateLimiter {
         int denied = -1;
         for (int i = 0; i < n && denied < 0; i++) {
             Acquisition a = acquisitions.get(i);
-            RuleDecision d = call(List.of(a), Call.DECIDE, null, at, now).get(0);
+            RuleDecision d;
+            try {
+                d = call(List.of(a), Call.DECIDE, null, at, now).get(0);
+            } catch (LimiterUnavailableException e) {
+                throw failedAt(i, e, acquisitions, decisions, i, at, now);
+            }
             decisions.add(d);
             if (!d.allowed() && !a.rule().dryRun()) denied = i;
         }
@@ -179,13 +186,40 @@ public final class RedisEngine implements RateLimiter {
         for (int i = 0; i < denied; i++) {
             RuleDecision d = decisions.get(i);
             if (d.taken()) {
-                decisions.set(i, call(List.of(acquisitions.get(i)), Call.GIVE_BACK, List.of(d), at, now).get(0));
+                try {
+                    decisions.set(i, call(List.of(acquisitions.get(i)), Call.GIVE_BACK, List.of(d), at, now).get(0));
+                } catch (LimiterUnavailableException e) {
+                    throw failedAt(i, e, acquisitions, decisions, denied, at, now);
+                }
             }
         }
         for (int i = denied + 1; i < n; i++) {
-            decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, at, now).get(0));
+            try {
+                decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, at, now).get(0));
+            } catch (LimiterUnavailableException e) {
+                throw new PartialFailure(i, e); // nothing is taken any more
+            }
         }
         return decisions;
+    }
+
+    /**
+     * The call of acquisition {@code failed} failed: what the acquisitions before {@code upTo} took is
+     * given back (best effort: a give-back that fails too is lost, the request counting), so that the
+     * failure handling can decide the request again without the failed node's rules.
+     */
+    private PartialFailure failedAt(int failed, LimiterUnavailableException e, List<Acquisition> acquisitions,
+                                    List<RuleDecision> decisions, int upTo, long[] at, double now) {
+        for (int j = 0; j < upTo; j++) {
+            RuleDecision d = decisions.get(j);
+            if (j == failed || !d.taken()) continue;
+            try {
+                call(List.of(acquisitions.get(j)), Call.GIVE_BACK, List.of(d), at, now);
+            } catch (LimiterUnavailableException lost) {
+                e.addSuppressed(lost);
+            }
+        }
+        return new PartialFailure(failed, e);
     }
 
     /** The time sent with a call: Redis's ({@link #REDIS_TIME}) or the instance's. */
@@ -345,6 +379,16 @@ public final class RedisEngine implements RateLimiter {
     /** Whether the script sends what a rule took as three doubles (the buckets: their refund counter too). */
     private static boolean isBucket(Algorithm algorithm) {
         return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
+    }
+
+    /** The Redis node that decides {@code a} now, or null while the topology is not known. */
+    public Object nodeOf(Acquisition a) {
+        return roundTrips.nodeOf(plans.get(a.rule()).key(a.clientKey().value()));
+    }
+
+    /** The Redis nodes there are now (on Cluster: the masters); empty when not known. */
+    public Set<Object> nodes() {
+        return roundTrips.nodes();
     }
 
     /** How this engine's calls reach Redis (tests watch its round trips). */
