@@ -23,8 +23,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -93,6 +95,7 @@ public final class RedisEngine implements RateLimiter {
     private static final byte SHADOW = 1;
     private static final byte EVALUATE = 2;
     private static final byte GIVE_BACK = 3;
+    private static final byte[] ONCE = ":once".getBytes(StandardCharsets.US_ASCII);
 
     private final UnifiedJedis jedis;
     private final SharedRoundTrips roundTrips;
@@ -275,7 +278,19 @@ public final class RedisEngine implements RateLimiter {
             }
             request = packed.array();
         }
-        ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, List.of(request))).order(ByteOrder.LITTLE_ENDIAN);
+        List<byte[]> args;
+        if (what == Call.GIVE_BACK) {
+            // once only: each take's token, and its once key (decide.lua's header)
+            ByteBuffer tokens = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < n; i++) {
+                tokens.putLong(taken.get(i).take().token());
+                keys.add(onceKey(keys.get(i)));
+            }
+            args = List.of(request, tokens.array());
+        } else {
+            args = List.of(request);
+        }
+        ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, args)).order(ByteOrder.LITTLE_ENDIAN);
         // 6 doubles per rule, more for a bucket that took: a longer reply is an admitted request
         boolean admitted = what == Call.DECIDE;
         if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
@@ -299,7 +314,7 @@ public final class RedisEngine implements RateLimiter {
             if (took) {
                 long fraction = leaky ? (long) reply.getDouble() : delayOrFraction;
                 long givenBack = isBucket(rule.algorithm()) ? (long) reply.getDouble() : 0;
-                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack);
+                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack, ThreadLocalRandom.current().nextLong());
             }
             decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay, take,
                     RuleDecision.Source.REDIS));
@@ -379,6 +394,13 @@ public final class RedisEngine implements RateLimiter {
     /** Whether the script sends what a rule took as three doubles (the buckets: their refund counter too). */
     private static boolean isBucket(Algorithm algorithm) {
         return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
+    }
+
+    /** The once key of a state key (give-back.lua): the same key with {@code :once} appended, in the same slot. */
+    private static byte[] onceKey(byte[] stateKey) {
+        byte[] key = Arrays.copyOf(stateKey, stateKey.length + ONCE.length);
+        System.arraycopy(ONCE, 0, key, stateKey.length, ONCE.length);
+        return key;
     }
 
     /** The Redis node that decides {@code a} now, or null while the topology is not known. */

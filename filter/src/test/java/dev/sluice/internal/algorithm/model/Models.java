@@ -59,11 +59,15 @@ final class Models {
         return lastTaken;
     }
 
+    /** The takes given back so far: a give-back is applied once only, however often it is sent (the engines' tokens). */
+    private final java.util.Set<Object> givenBack = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
     /** Gives back at {@code now} what {@code taken} (from {@link #lastTaken}) says each of {@code request}'s rules took. */
     void giveBack(List<Acquisition> request, List<Object> taken, long now) {
         for (int i = 0; i < request.size(); i++) {
             Acquisition a = request.get(i);
             if (taken.get(i) == null) continue;
+            if (!givenBack.add(taken.get(i))) continue; // once only: the same give-back again changes nothing
             Model m = states.get(key(a));
             if (m == null) continue;
             m.settle(now);
