@@ -262,7 +262,8 @@ public final class RedisEngine implements RateLimiter {
             packed.putDouble(now);
             for (int i = 0; i < n; i++) {
                 Acquisition a = acquisitions.get(i);
-                RulePlan plan = plans.get(a.rule());
+                // a give-back is computed with the figures its take was decided with, which identify the take
+                RulePlan plan = plans.get(what == Call.GIVE_BACK ? taken.get(i).rule() : a.rule());
                 rulePlans[i] = plan;
                 keys.add(plan.key(a.clientKey().value()));
                 int o = packed.position();
@@ -352,9 +353,10 @@ public final class RedisEngine implements RateLimiter {
         List<Acquisition> back = new ArrayList<>(n);
         List<RuleDecision> from = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            if (taken.get(i).taken()) {
+            RuleDecision t = taken.get(i);
+            if (t.taken() && RateAlgorithm.givesBack(t.rule(), acquisitions.get(i).rule())) {
                 back.add(acquisitions.get(i));
-                from.add(taken.get(i));
+                from.add(t);
             }
         }
         if (back.isEmpty()) {

@@ -74,7 +74,7 @@ class RedisEngineTest {
     }
 
     @Test
-    void aGiveBackTooLateToChangeAnythingLeavesItsOnceKeyForAtMostASecond() {
+    void aGiveBackTooLateToChangeAnythingKeepsItsOnceKeyForAtMostAWindowAndASecond() {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
         Rule rule = Rule.of("late", Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(10));
         List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=192.0.2.10")));
@@ -84,7 +84,8 @@ class RedisEngineTest {
         engine.giveBack(request, d.rules());
 
         assertThat(jedis.pttl(engine.key(rule, ClientKey.parse("ip=192.0.2.10")) + ":once"))
-                .as("the once key of a give-back that can change nothing any more").isBetween(1L, 1_000L);
+                .as("the once key of a give-back that can change nothing any more: one window for lagging clocks, and"
+                        + " the margin").isBetween(1L, 11_000L);
     }
 
     @Test
