@@ -63,7 +63,10 @@ import java.util.function.Supplier;
  * under the failure policy, whatever the topology, and no request pays for the discovery.
  *
  * <p>Every client built here tells {@link SharedRoundTrips} where its pooled connections come from
- * ({@link NodeConnections.Source}), so that concurrent decisions can share round trips.
+ * ({@link NodeConnections.Source}: which node serves a key, the nodes there are), so that concurrent
+ * decisions can share round trips and the failure handling can keep a breaker per node. A Cluster
+ * client's slot map follows the cluster ({@link ClusterTopology}: read again every
+ * {@code redis.cluster.refresh-period}, and soon after a failure or a redirection).
  */
 public final class RedisClients {
 

@@ -31,14 +31,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class BreakerPerNodeTest {
 
-    private static final Rule API = new Rule("api", Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1), 100, 1,
-            FailurePolicy.OPEN, 10, Duration.ZERO);
+    private static final Rule API = FailoverLimiterTest.API;
+    private static final Rule LOGIN = FailoverLimiterTest.LOGIN;
     private static final Rule ORDERS = new Rule("orders", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1), 100, 1,
             FailurePolicy.OPEN, 10, Duration.ZERO);
-    private static final Rule LOGIN = new Rule("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1), 5, 1,
-            FailurePolicy.CLOSED, 5, Duration.ZERO);
-    private static final SluiceConfig.BreakerSettings BREAKER =
-            new SluiceConfig.BreakerSettings(3, Duration.ofSeconds(1), Duration.ofSeconds(8));
+    private static final SluiceConfig.BreakerSettings BREAKER = FailoverLimiterTest.BREAKER;
 
     private final ManualClock now = new ManualClock(1_000_000);
     private final FakeCluster redis = new FakeCluster();

@@ -63,13 +63,7 @@ class GiveBackNeverBetterTest {
             if (rnd.nextInt(8) == 0) {
                 now = latest - rnd.nextLong(Math.min(Scenario.MAX_LAG_MS, window) + 1); // another instance's lagging clock
             } else {
-                now = latest + switch (rnd.nextInt(5)) {
-                    case 0 -> 0;
-                    case 1 -> 1 + rnd.nextInt(5);
-                    case 2 -> rnd.nextLong(Math.max(1, window / rule.limit()) + 1);
-                    case 3 -> rnd.nextLong(window + 1);
-                    default -> rnd.nextLong(2 * window + 1);
-                };
+                now = latest + elapsed(rule, rnd);
                 latest = now;
             }
             // give back what is due at this step
@@ -175,14 +169,7 @@ class GiveBackNeverBetterTest {
                 changed = true;
                 log.append("  figures now ").append(rule).append('\n');
             }
-            long window = rule.windowMillis();
-            long now = latest + switch (rnd.nextInt(5)) {
-                case 0 -> 0;
-                case 1 -> 1 + rnd.nextInt(5);
-                case 2 -> rnd.nextLong(Math.max(1, window / rule.limit()) + 1);
-                case 3 -> rnd.nextLong(window + 1);
-                default -> rnd.nextLong(2 * window + 1);
-            };
+            long now = latest + elapsed(rule, rnd);
             latest = now;
             for (int p = pending.size() - 1; p >= 0; p--) {
                 Object[] gb = pending.get(p);
@@ -210,6 +197,18 @@ class GiveBackNeverBetterTest {
             log.append('\n');
             counted[2] += probe(a, b, rule, latest, rnd, log);
         }
+    }
+
+    /** The time to the next step: none, a few ms, about an interval, up to a window or two. */
+    private static long elapsed(Rule rule, Random rnd) {
+        long window = rule.windowMillis();
+        return switch (rnd.nextInt(5)) {
+            case 0 -> 0;
+            case 1 -> 1 + rnd.nextInt(5);
+            case 2 -> rnd.nextLong(Math.max(1, window / rule.limit()) + 1);
+            case 3 -> rnd.nextLong(window + 1);
+            default -> rnd.nextLong(2 * window + 1);
+        };
     }
 
     /**
