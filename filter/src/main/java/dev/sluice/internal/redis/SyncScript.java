@@ -38,6 +38,11 @@ import java.util.Map;
  * again alone through the client, which follows the redirection, and the slot map is read again soon.
  * Only when no call at all succeeded does the exchange fail. Clients whose connections Sluice cannot
  * reach (a user's own client of another kind) make every call alone.
+ *
+ * <p><b>A node that timed out</b> may have run the calls it was sent once it answers again (a stuck
+ * node reads them later), and their counts, kept as unsent, go again with the next sync: counted
+ * twice, erring low. So that they are not counted once more per sync while it stays stuck, the next
+ * sync first asks that node for a {@code PING} and sends it nothing until one is answered.
  */
 public final class SyncScript implements CountExchange {
 
@@ -53,6 +58,8 @@ public final class SyncScript implements CountExchange {
     private final UnifiedJedis jedis;
     private final boolean cluster;
     private final NodeConnections nodes;
+    /** Nodes whose last call timed out: pinged before they are sent anything again. Only the sync thread uses it. */
+    private final java.util.Set<Object> stuck = new java.util.HashSet<>();
 
     /**
      * @param jedis   the client (standalone, Sentinel or Cluster); not closed here
@@ -105,6 +112,10 @@ public final class SyncScript implements CountExchange {
         Connection connection = null;
         try {
             connection = nodes.borrow(node);
+            if (stuck.contains(node)) {
+                connection.ping(); // throws while the node is still stuck: nothing more is queued on it
+                stuck.remove(node);
+            }
             for (int c : callsOfNode) {
                 connection.sendCommand(command(Protocol.Command.EVALSHA, SHA_BYTES, deltas, calls.get(c), now));
             }
@@ -156,6 +167,7 @@ public final class SyncScript implements CountExchange {
             for (int c : s.calls()) {
                 if (replies[c] == null && failures[c] == null && !alone.contains(c)) failures[c] = e;
             }
+            if (RedisFailure.nodeTimedOut(e)) stuck.add(s.node());
             nodes.failed(s.node());
         }
     }

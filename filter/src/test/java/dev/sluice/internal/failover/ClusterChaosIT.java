@@ -41,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Losing a master of a real Redis Cluster (3 masters, each with a replica, started by the test;
  * {@code cluster-node-timeout} 1 s) under load, at the limiter API with the production composition
- * and the configuration defaults (redis.timeout 50 ms, breaker 3 failures, 100 ms doubling to 1 s):
+ * and the configuration defaults but {@code redis.timeout} (200 ms; breaker 3 failures, 100 ms doubling to 1 s):
  * <ul>
  *   <li>the clients whose keys live on the other masters are all decided by Redis, exactly (their
  *       counts in Redis are their decisions), and none waits for the lost master;</li>
@@ -53,7 +53,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ClusterChaosIT {
 
-    private static final Duration TIMEOUT = Duration.ofMillis(50);
+    /**
+     * Longer than the default 50 ms: on a shared 2-core machine a healthy master's answer sometimes
+     * takes 50 ms, which would count as a timeout of that master here, and these scenarios are about
+     * which clients a lost master affects, not about the machine.
+     */
+    private static final Duration TIMEOUT = Duration.ofMillis(200);
     private static final Duration NODE_TIMEOUT = Duration.ofMillis(1000);
     private static final Duration HOUR = Duration.ofHours(1);
     /** Back on Redis after the promotion within this (the contract's "about five seconds"). */

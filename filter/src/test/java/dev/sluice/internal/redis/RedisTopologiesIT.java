@@ -90,6 +90,8 @@ class RedisTopologiesIT {
             long after = shared.roundTrips();
             Object count = incr.get();
             assertThat(shared.roundTrips() - after).as("through the new master's pool, not alone").isEqualTo(1);
+            assertThat(shared.lanes()).as("one lane, the new master's: the old master's went with it")
+                    .containsExactly(new redis.clients.jedis.HostAndPort("127.0.0.1", newMaster));
             assertThat((Long) count).as("the replica had the writes").isGreaterThan(6L);
         }
     }

@@ -371,7 +371,7 @@ class EquivalenceTest {
      * would send it) reaches Redis and the models as it is, where it changes nothing, and the local
      * engine, which has no retries underneath and no once key, as taking nothing.
      */
-    private static List<RuleDecision> onceOnly(List<RuleDecision> picked, Set<RuleDecision> given) {
+    static List<RuleDecision> onceOnly(List<RuleDecision> picked, Set<RuleDecision> given) {
         List<RuleDecision> out = new ArrayList<>(picked.size());
         for (RuleDecision d : picked) {
             out.add(d == null || given.add(d) ? d : new RuleDecision(d.rule(), d.allowed(), 0, 0, 0, 0, d.source()));
