@@ -404,11 +404,6 @@ public final class SluiceMetrics {
         breakerState = state;
     }
 
-    /** The breaker's state as a number for a gauge: 0 closed, 1 half-open, 2 open; -1 without a breaker (backend=local). */
-    int breakerStateCode() {
-        return stateCode(breakerState());
-    }
-
     /** The state of {@code node}'s breaker as a gauge's number (-1: the node has left the topology). */
     int breakerStateCode(String node) {
         return stateCode(breakerStates().getOrDefault(node, "NONE"));

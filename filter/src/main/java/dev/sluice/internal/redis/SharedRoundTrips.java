@@ -62,7 +62,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p><b>NOSCRIPT</b> (Redis restarted, failed over, {@code SCRIPT FLUSH}): the carrier loads the
  * script once ({@code SCRIPT LOAD}) and sends again the calls that met it, on the same connection,
- * in one more round trip.
+ * in one more round trip; a call that meets it once more (flushed again in between) goes alone, with
+ * {@code EVAL}.
  *
  * <p><b>Nodes</b>: one queue (a lane) per node: the server, the master a Sentinel names now, or each
  * master of a Cluster. A lane whose node has left the topology (a failed-over master) is dropped
@@ -367,7 +368,13 @@ final class SharedRoundTrips {
             read(connection); // the sha, or an error the calls then meet themselves
         }
         for (Call c : noScript) {
-            settle(c, read(connection));
+            Object reply = read(connection);
+            if (reply instanceof JedisNoScriptException) {
+                c.alone = true; // flushed again between the load and the call: EVAL, alone
+                c.settled = true;
+            } else {
+                settle(c, reply);
+            }
             c.complete();
         }
     }
