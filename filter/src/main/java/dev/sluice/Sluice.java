@@ -260,7 +260,23 @@ public final class Sluice implements AutoCloseable {
             throw new IllegalArgumentException("one rule decision per acquisition: " + acquisitions.size() + " vs "
                     + taken.size());
         }
-        if (!acquisitions.isEmpty()) limiter.giveBack(acquisitions, taken);
+        if (acquisitions.isEmpty()) return;
+        // bounded by the figures in force now (a reload, a plan's new figures, since the request was decided)
+        List<Acquisition> inForce = new java.util.ArrayList<>(acquisitions.size());
+        for (Acquisition a : acquisitions) inForce.add(inForce(a));
+        limiter.giveBack(inForce, taken);
+    }
+
+    /** {@code a} with the figures its rule (and plan) has now; as it is if the rule is gone or changed its algorithm. */
+    private Acquisition inForce(Acquisition a) {
+        Rule decided = a.rule();
+        Rule own = rules.get(decided.name());
+        if (own == null) return a;
+        RuleConfig rule = config.rule(decided.name());
+        RuleConfig.Plan plan = decided.plan() == null || rule == null ? null : rule.plan(decided.plan());
+        Rule now = plan == null ? own : plan.rule();
+        if (now == null || now == decided || now.algorithm() != decided.algorithm()) return a;
+        return new Acquisition(now, a.clientKey(), a.cost());
     }
 
     /**

@@ -20,6 +20,7 @@ final class ConfigKeys {
     static final String BACKEND = "backend";
     static final String REDIS_URL = "redis.url";
     static final String REDIS_CLUSTER_NODES = "redis.cluster.nodes";
+    static final String REDIS_CLUSTER_REFRESH_PERIOD = "redis.cluster.refresh-period";
     static final String REDIS_SENTINEL_MASTER = "redis.sentinel.master";
     static final String REDIS_SENTINEL_NODES = "redis.sentinel.nodes";
     static final String REDIS_USER = "redis.user";
@@ -53,7 +54,7 @@ final class ConfigKeys {
 
     /** Every global key, in the order of the documentation. */
     static final List<String> GLOBAL = List.of(
-            RULES, BACKEND, REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_NODES,
+            RULES, BACKEND, REDIS_URL, REDIS_CLUSTER_NODES, REDIS_CLUSTER_REFRESH_PERIOD, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_NODES,
             REDIS_USER, REDIS_PASSWORD, REDIS_SSL, REDIS_TIMEOUT, REDIS_POOL_MAX_TOTAL, REDIS_POOL_MAX_IDLE,
             REDIS_POOL_MIN_IDLE, REDIS_POOL_MAX_WAIT, REDIS_BREAKER_FAILURE_THRESHOLD, REDIS_BREAKER_OPEN_BASE,
             REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, DENIED_CACHE_REVALIDATE, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,

@@ -286,6 +286,7 @@ public final class ConfigLoader {
         integer(values, REDIS_POOL_MAX_IDLE, b::redisPoolMaxIdle);
         integer(values, REDIS_POOL_MIN_IDLE, b::redisPoolMinIdle);
         duration(values, REDIS_POOL_MAX_WAIT, b::redisPoolMaxWait);
+        duration(values, REDIS_CLUSTER_REFRESH_PERIOD, b::redisClusterRefreshPeriod);
     }
 
     private static void breaker(ConfigValues values, SluiceConfig.Builder b) {

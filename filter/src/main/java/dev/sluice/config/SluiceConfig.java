@@ -41,6 +41,8 @@ public final class SluiceConfig {
     static final Duration DEFAULT_REDIS_TIMEOUT = Duration.ofMillis(50);
     static final int DEFAULT_POOL_MAX_TOTAL = 64;
     static final int DEFAULT_POOL_MIN_IDLE = 4;
+    static final Duration DEFAULT_CLUSTER_REFRESH_PERIOD = Duration.ofSeconds(10);
+    static final Duration MIN_CLUSTER_REFRESH_PERIOD = Duration.ofMillis(100);
     static final int DEFAULT_BREAKER_FAILURE_THRESHOLD = 3;
     static final Duration DEFAULT_BREAKER_OPEN_BASE = Duration.ofMillis(100);
     static final Duration DEFAULT_BREAKER_OPEN_MAX = Duration.ofSeconds(1);
@@ -272,6 +274,8 @@ public final class SluiceConfig {
         refuseChange(REDIS_POOL_MAX_IDLE, redis.poolMaxIdle(), r.poolMaxIdle(), connections);
         refuseChange(REDIS_POOL_MIN_IDLE, redis.poolMinIdle(), r.poolMinIdle(), connections);
         refuseChange(REDIS_POOL_MAX_WAIT, redis.poolMaxWait(), r.poolMaxWait(), connections);
+        refuseChange(REDIS_CLUSTER_REFRESH_PERIOD, redis.clusterRefreshPeriod(), r.clusterRefreshPeriod(),
+                "the cluster client is built at start");
         refuseChange(KEY_PREFIX, keyPrefix, running.keyPrefix, "every client's state is under the running prefix,"
                 + " and a new one would start every client afresh");
         refuseChange(CLOCK, clock, running.clock, "the engines and the denied-client cache are built for one clock");
@@ -369,13 +373,22 @@ public final class SluiceConfig {
     public record RedisSettings(String host, int port, int database, String user, String password, boolean ssl,
                                 List<HostPort> clusterNodes, String sentinelMaster, List<HostPort> sentinelNodes,
                                 Duration timeout, int poolMaxTotal, int poolMaxIdle, int poolMinIdle,
-                                Duration poolMaxWait) {
+                                Duration poolMaxWait, Duration clusterRefreshPeriod) {
 
         public RedisSettings {
             clusterNodes = List.copyOf(clusterNodes);
             sentinelNodes = List.copyOf(sentinelNodes);
             Objects.requireNonNull(timeout, "timeout");
             Objects.requireNonNull(poolMaxWait, "poolMaxWait");
+            Objects.requireNonNull(clusterRefreshPeriod, "clusterRefreshPeriod");
+        }
+
+        /** The settings before {@code redis.cluster.refresh-period}: its default. */
+        public RedisSettings(String host, int port, int database, String user, String password, boolean ssl,
+                             List<HostPort> clusterNodes, String sentinelMaster, List<HostPort> sentinelNodes,
+                             Duration timeout, int poolMaxTotal, int poolMaxIdle, int poolMinIdle, Duration poolMaxWait) {
+            this(host, port, database, user, password, ssl, clusterNodes, sentinelMaster, sentinelNodes, timeout,
+                    poolMaxTotal, poolMaxIdle, poolMinIdle, poolMaxWait, DEFAULT_CLUSTER_REFRESH_PERIOD);
         }
 
         public boolean cluster() {
@@ -467,6 +480,7 @@ public final class SluiceConfig {
         private Integer poolMaxIdle;
         private Integer poolMinIdle;
         private Duration poolMaxWait;
+        private Duration clusterRefreshPeriod = DEFAULT_CLUSTER_REFRESH_PERIOD;
         private int breakerFailureThreshold = DEFAULT_BREAKER_FAILURE_THRESHOLD;
         private Duration breakerOpenBase = DEFAULT_BREAKER_OPEN_BASE;
         private Duration breakerOpenMax;
@@ -585,6 +599,12 @@ public final class SluiceConfig {
         /** {@code redis.pool.max-wait}; default: the timeout. */
         public Builder redisPoolMaxWait(Duration maxWait) {
             this.poolMaxWait = maxWait;
+            return this;
+        }
+
+        /** {@code redis.cluster.refresh-period}: how often a Cluster client reads the slot map anyway; default 10 s. */
+        public Builder redisClusterRefreshPeriod(Duration period) {
+            this.clusterRefreshPeriod = Objects.requireNonNull(period, "period");
             return this;
         }
 
@@ -735,6 +755,7 @@ public final class SluiceConfig {
             poolMaxIdle = r.poolMaxIdle();
             poolMinIdle = r.poolMinIdle();
             poolMaxWait = r.poolMaxWait();
+            clusterRefreshPeriod = r.clusterRefreshPeriod();
         }
 
         /**
@@ -823,9 +844,10 @@ public final class SluiceConfig {
             between(REDIS_POOL_MIN_IDLE, minIdle, 0, maxIdle);
             Duration maxWait = poolMaxWait == null ? redisTimeout : poolMaxWait;
             atLeast(REDIS_POOL_MAX_WAIT, maxWait, Duration.ZERO);
+            atLeast(REDIS_CLUSTER_REFRESH_PERIOD, clusterRefreshPeriod, MIN_CLUSTER_REFRESH_PERIOD);
             return new RedisSettings(url == null ? null : url.address().host(), url == null ? 0 : url.address().port(),
                     url == null ? 0 : url.database(), user, password, ssl, clusterNodes, sentinelMaster, sentinelNodes,
-                    redisTimeout, poolMaxTotal, maxIdle, minIdle, maxWait);
+                    redisTimeout, poolMaxTotal, maxIdle, minIdle, maxWait, clusterRefreshPeriod);
         }
 
         private BreakerSettings breaker() {

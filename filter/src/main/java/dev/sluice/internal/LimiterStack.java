@@ -5,6 +5,7 @@ import dev.sluice.internal.approximate.ApproximateEngine;
 import dev.sluice.internal.approximate.ApproximateLimiter;
 import dev.sluice.internal.cache.DeniedClientCache;
 import dev.sluice.internal.failover.FailoverLimiter;
+import dev.sluice.internal.failover.Nodes;
 import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.internal.redis.RedisClients;
@@ -89,7 +90,7 @@ public final class LimiterStack implements AutoCloseable {
             boolean cluster = config.redis().cluster();
             RedisEngine redis = new RedisEngine(jedis, config.keyPrefix(), redisClock, clock, cluster);
             FailoverLimiter failover = new FailoverLimiter(aroundRedis.apply(redis), local, config.breaker(),
-                    config.redis().describe(), metrics);
+                    config.redis().describe(), metrics, Nodes.of(redis::nodeOf, redis::nodes, cluster));
             RateLimiter top = failover;
             DeniedClientCache cache = null;
             SluiceConfig.DeniedCacheSettings settings = config.deniedCache();

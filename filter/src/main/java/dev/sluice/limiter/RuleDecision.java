@@ -33,8 +33,27 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
      * @param fraction  the buckets only: the sub-millisecond part of {@code ms}, in 1/limit ms; else 0
      * @param givenBack the buckets only: what the client's bucket had given back so far when the request took
      *                  (an engine's counter); else 0
+     * @param token     this take's own number (random), with which Redis applies its give-back once only,
+     *                  however often the call is sent (a retry after a dropped connection, a cluster
+     *                  redirect); 0 from an engine that needs none (the local engine)
      */
-    public record Take(long ms, long fraction, long givenBack) {
+    public record Take(long ms, long fraction, long givenBack, long token) {
+
+        /** A take without a token (the local engine's). */
+        public Take(long ms, long fraction, long givenBack) {
+            this(ms, fraction, givenBack, 0);
+        }
+
+        /** Takes are equal when their figures are: the token names one take, it is not a figure of it. */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Take t && t.ms == ms && t.fraction == fraction && t.givenBack == givenBack;
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(ms) * 31 * 31 + Long.hashCode(fraction) * 31 + Long.hashCode(givenBack);
+        }
     }
 
     /** Who made a decision. */

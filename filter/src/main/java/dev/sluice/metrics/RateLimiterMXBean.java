@@ -1,5 +1,6 @@
 package dev.sluice.metrics;
 
+import java.util.Map;
 
 
 /**
@@ -39,8 +40,19 @@ public interface RateLimiterMXBean {
     /** Redis calls that took longer than {@code redis.timeout}. */
     long getRedisTimeouts();
 
-    /** The circuit breaker: {@code CLOSED} (Redis in use), {@code OPEN} (not called) or {@code HALF_OPEN} (probing); {@code NONE} for backend=local. */
+    /**
+     * The circuit breakers, one per Redis node, as one state: {@code OPEN} if a node's is open (not
+     * called), else {@code HALF_OPEN} if one is probing, else {@code CLOSED} (Redis in use); {@code NONE}
+     * for backend=local. Each node's is in {@link #getBreakerStates()}.
+     */
     String getBreakerState();
+
+    /**
+     * Each Redis node's circuit breaker, by node ({@code host:port}: the server, the master the
+     * Sentinels name now, or each master of a Cluster): {@code CLOSED}, {@code OPEN} or
+     * {@code HALF_OPEN}. Nodes that left the topology are not shown; empty for backend=local.
+     */
+    Map<String, String> getBreakerStates();
 
     /** How often the circuit breaker has opened since start. */
     long getBreakerOpenings();

@@ -16,29 +16,46 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A Redis Cluster of {@code masters} masters (no replicas), each a {@link RedisProcess} of the
- * test's own started with {@code --cluster-enabled yes}, joined by
- * {@code redis-cli --cluster create ... --cluster-yes}. {@link #start} returns once every node
- * reports {@code cluster_state:ok} with all 16384 slots assigned.
+ * A Redis Cluster of {@code masters} masters, each with {@code replicas} replicas (none by default),
+ * each node a {@link RedisProcess} of the test's own started with {@code --cluster-enabled yes}, joined
+ * by {@code redis-cli --cluster create ... --cluster-replicas R --cluster-yes}. {@link #start} returns
+ * once every node reports {@code cluster_state:ok} with all 16384 slots assigned and every replica is
+ * in sync with its master. A master that does not answer for {@code cluster-node-timeout} is replaced by
+ * its replica ({@code cluster-replica-validity-factor 0}: whatever its replication lag); meanwhile the
+ * other masters go on answering for their slots ({@code cluster-require-full-coverage no}: with the
+ * default, every node refuses every command with {@code CLUSTERDOWN} until the lost slots are covered).
  */
 public final class RedisClusterGroup implements AutoCloseable {
 
     private final List<RedisProcess> nodes = new ArrayList<>();
+    private final int replicas;
 
-    private RedisClusterGroup() {
+    private RedisClusterGroup(int replicas) {
+        this.replicas = replicas;
     }
 
     public static RedisClusterGroup start(int masters) {
-        RedisClusterGroup g = new RedisClusterGroup();
+        return start(masters, 0, Duration.ofMillis(2000));
+    }
+
+    /**
+     * @param masters     masters, holding the slots evenly
+     * @param replicas    replicas per master
+     * @param nodeTimeout {@code cluster-node-timeout}: how long a master may not answer before its replica takes over
+     */
+    public static RedisClusterGroup start(int masters, int replicas, Duration nodeTimeout) {
+        RedisClusterGroup g = new RedisClusterGroup(replicas);
         try {
-            for (int i = 0; i < masters; i++) {
+            for (int i = 0; i < masters * (1 + replicas); i++) {
                 g.nodes.add(RedisProcess.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                        "--cluster-node-timeout", "2000"));
+                        "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()),
+                        "--cluster-replica-validity-factor", "0", "--cluster-require-full-coverage", "no"));
             }
             g.create();
             for (RedisProcess n : g.nodes) {
                 Poll.until(Duration.ofSeconds(20), "cluster_state:ok on " + n.port(), () -> clusterOk(n));
             }
+            g.awaitReplicasInSync();
             return g;
         } catch (RuntimeException | Error e) {
             g.close();
@@ -46,9 +63,29 @@ public final class RedisClusterGroup implements AutoCloseable {
         }
     }
 
+    /** Waits until every live node is a master or a replica in sync with its master (no resync going on). */
+    public void awaitReplicasInSync() {
+        if (replicas == 0) return;
+        for (RedisProcess n : nodes) {
+            if (!n.isAlive()) continue;
+            Poll.until(Duration.ofSeconds(30), "node " + n.port() + " a master or a replica in sync", () -> roleReady(n));
+        }
+    }
+
+    private static boolean roleReady(RedisProcess n) {
+        try (Jedis j = new Jedis("127.0.0.1", n.port(), 1000)) {
+            String info = j.info("replication");
+            return info.contains("role:master") || info.contains("master_link_status:up")
+                    && info.contains("master_sync_in_progress:0");
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     private void create() {
         List<String> cmd = new ArrayList<>(List.of(redisCli(), "--cluster", "create"));
         for (RedisProcess n : nodes) cmd.add("127.0.0.1:" + n.port());
+        if (replicas > 0) cmd.addAll(List.of("--cluster-replicas", Integer.toString(replicas)));
         cmd.add("--cluster-yes");
         try {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -104,10 +141,10 @@ public final class RedisClusterGroup implements AutoCloseable {
         return out;
     }
 
-    /** The master that serves {@code key}'s slot now. */
+    /** The master that serves {@code key}'s slot now, as a node that answers sees it. */
     public RedisProcess ownerOf(String key) {
         int slot = JedisClusterCRC16.getSlot(key);
-        try (Jedis any = new Jedis("127.0.0.1", nodes.get(0).port(), 2000)) {
+        try (Jedis any = new Jedis("127.0.0.1", answering().port(), 2000)) {
             for (ClusterShardInfo shard : any.clusterShards()) {
                 for (List<Long> range : shard.getSlots()) {
                     if (slot >= range.get(0) && slot <= range.get(1)) {
@@ -140,12 +177,61 @@ public final class RedisClusterGroup implements AutoCloseable {
             while (!(keys = from.clusterGetKeysInSlot(slot, 100)).isEmpty()) {
                 from.migrate("127.0.0.1", target.port(), 0, 5000, new MigrateParams(), keys.toArray(new String[0]));
             }
-            for (RedisProcess n : nodes) {
+            for (RedisProcess n : masters()) {
                 try (Jedis j = new Jedis("127.0.0.1", n.port(), 5000)) {
                     j.clusterSetSlotNode(slot, targetId);
                 }
             }
         }
+    }
+
+    /** A node that answers now (not paused, not killed). */
+    private RedisProcess answering() {
+        for (RedisProcess n : nodes) {
+            if (!n.isAlive() || n.isPaused()) continue;
+            try (Jedis j = new Jedis("127.0.0.1", n.port(), 500)) {
+                j.ping();
+                return n;
+            } catch (RuntimeException e) {
+                // next
+            }
+        }
+        throw new IllegalStateException("no node of the cluster answers");
+    }
+
+    /** The masters that serve slots now. */
+    public List<RedisProcess> masters() {
+        List<RedisProcess> out = new ArrayList<>();
+        try (Jedis any = new Jedis("127.0.0.1", answering().port(), 2000)) {
+            for (ClusterShardInfo shard : any.clusterShards()) {
+                if (shard.getSlots().isEmpty()) continue;
+                shard.getNodes().stream().filter(n -> "master".equals(n.getRole()) && "online".equals(n.getHealth()))
+                        .forEach(n -> nodes.stream().filter(p -> p.port() == n.getPort()).forEach(out::add));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Waits until another node serves the slots {@code lost} served (its replica was promoted), as the
+     * nodes that answer see it, and returns the new master.
+     */
+    public RedisProcess awaitPromotion(RedisProcess lost, String keyOfItsSlots, Duration timeout) {
+        RedisProcess[] promoted = {null};
+        Poll.until(timeout, "a replica of " + lost.port() + " promoted", () -> {
+            try {
+                RedisProcess owner = ownerOf(keyOfItsSlots);
+                if (owner == lost) return false;
+                try (Jedis j = new Jedis("127.0.0.1", owner.port(), 500)) {
+                    if (!j.info("replication").contains("role:master")) return false;
+                }
+                promoted[0] = owner;
+                return true;
+            } catch (RuntimeException notYet) {
+                return false;
+            }
+        });
+        return promoted[0];
     }
 
     @Override

@@ -24,6 +24,7 @@ public final class RedisProcess implements AutoCloseable {
     private final Path dir;
     private final Path configFile;
     private Process process;
+    private volatile boolean paused;
 
     private RedisProcess(int port, List<String> extraArgs, String configText) throws IOException {
         this.port = port;
@@ -162,11 +163,18 @@ public final class RedisProcess implements AutoCloseable {
     /** SIGSTOP: the server is alive but answers nothing, like a Redis stuck in a slow command. */
     public void pause() {
         signal("STOP");
+        paused = true;
+    }
+
+    /** Whether {@link #pause()} stopped it and nothing resumed it since. */
+    public boolean isPaused() {
+        return paused;
     }
 
     /** SIGCONT after {@link #pause()}. */
     public void resume() {
         signal("CONT");
+        paused = false;
     }
 
     private void signal(String sig) {

@@ -28,6 +28,7 @@ public final class TestRedisSettings {
     private int poolMaxIdle = 16;
     private int poolMinIdle;
     private Duration poolMaxWait;
+    private Duration clusterRefreshPeriod = Duration.ofSeconds(10);
 
     private TestRedisSettings() {
     }
@@ -77,6 +78,12 @@ public final class TestRedisSettings {
         return this;
     }
 
+    /** {@code redis.cluster.refresh-period}. */
+    public TestRedisSettings clusterRefreshPeriod(Duration period) {
+        this.clusterRefreshPeriod = period;
+        return this;
+    }
+
     public TestRedisSettings credentials(String user, String password) {
         this.user = user;
         this.password = password;
@@ -90,6 +97,7 @@ public final class TestRedisSettings {
 
     public RedisSettings build() {
         return new RedisSettings(host, port, database, user, password, ssl, clusterNodes, sentinelMaster, sentinelNodes,
-                timeout, poolMaxTotal, poolMaxIdle, poolMinIdle, poolMaxWait == null ? timeout : poolMaxWait);
+                timeout, poolMaxTotal, poolMaxIdle, poolMinIdle, poolMaxWait == null ? timeout : poolMaxWait,
+                clusterRefreshPeriod);
     }
 }

@@ -51,11 +51,21 @@ final class PrometheusScrape {
                 .isEqualTo(3);
         assertThat(sample(scrape, "sluice_decision_latency_seconds_sum", "instance", instance, "source", "redis"))
                 .isPositive();
-        assertThat(sample(scrape, "sluice_breaker_state", "instance", instance)).as("closed").isZero();
+        assertThat(sampleWith(scrape, "sluice_breaker_state", "instance", instance)).as("the Redis node's breaker: closed")
+                .isZero();
+    }
+
+    /** The value of the first sample {@code name} that has these labels (name, value, ...) among its own. */
+    static double sampleWith(String scrape, String name, String... labels) {
+        return find(scrape, name, false, labels);
     }
 
     /** The value of the sample {@code name} with exactly these labels (name, value, ...). */
     static double sample(String scrape, String name, String... labels) {
+        return find(scrape, name, true, labels);
+    }
+
+    private static double find(String scrape, String name, boolean exactly, String... labels) {
         Map<String, String> wanted = new LinkedHashMap<>();
         for (int i = 0; i + 1 < labels.length; i += 2) wanted.put(labels[i], labels[i + 1]);
         Matcher m = SAMPLE.matcher(scrape);
@@ -64,7 +74,9 @@ final class PrometheusScrape {
             Map<String, String> found = new LinkedHashMap<>();
             Matcher l = LABEL.matcher(m.group(2));
             while (l.find()) found.put(l.group(1), l.group(2));
-            if (found.equals(wanted)) return Double.parseDouble(m.group(3));
+            if (exactly ? found.equals(wanted) : found.entrySet().containsAll(wanted.entrySet())) {
+                return Double.parseDouble(m.group(3));
+            }
         }
         throw new AssertionError("no sample " + name + wanted + " in the scrape:\n" + scrape);
     }

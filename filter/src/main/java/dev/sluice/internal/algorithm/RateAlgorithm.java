@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm;
 
+import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 
@@ -148,6 +149,17 @@ public abstract sealed class RateAlgorithm
      * @param state a live state of this algorithm (another algorithm's, or none: nothing to give back)
      */
     public abstract void giveBack(KeyState state, long now, long cost, RuleDecision.Take take);
+
+    /**
+     * Whether a request decided under {@code asTaken} gives anything back under the figures in force now,
+     * {@code inForce} (a reload or a plan switch in between): always, computed with the take's figures,
+     * but for a token bucket whose limit rose or whose burst fell, which may have refilled (or lost) since
+     * the take more than the take's figures bound; it gives nothing (docs/algorithms.md, "Changed figures").
+     */
+    public static boolean givesBack(Rule asTaken, Rule inForce) {
+        return asTaken.algorithm() != Algorithm.TOKEN_BUCKET
+                || inForce.limit() <= asTaken.limit() && inForce.burst() >= asTaken.burst();
+    }
 
     /**
      * The buckets' refund counters (what was given back so far, in the algorithm's units) are kept

@@ -71,6 +71,13 @@ import java.util.concurrent.locks.LockSupport;
  * policy. The counts this engine holds were admitted while Redis answered, so they are sent when it
  * answers again; what the local backstop counts meanwhile is never sent.
  *
+ * <p>A sync can also fail in part (on Redis Cluster, one master away): the keys Redis acknowledged are
+ * acknowledged and never sent again; only the others are kept as unsent, and until a sync of theirs
+ * succeeds their clients are decided by the failure policy ({@link #UNSYNCED}), the clients of the
+ * other masters staying approximate. So during an outage of one master, a client whose key lives on
+ * it gets what the bound allowed up to its last sync, then at most {@code fallback-limit} per window
+ * from each instance (the backstop); the clients of the other masters keep the bound.
+ *
  * <h2>Memory</h2>
  * One small state per (rule, client) in use, kept while its windows matter (one window after its last
  * count for {@code fixed-window}, two for {@code sliding-window-counter}) and swept at syncs; at most
@@ -82,6 +89,14 @@ public final class ApproximateEngine implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApproximateEngine.class);
     private static final long NONE = CountExchange.Counts.NONE;
     private static final Result RETRY = new Result(null, null, null, null, null, null);
+    /**
+     * What {@link #decide} returns for a client whose last sync failed (its master away, on a Cluster):
+     * decide it by the failure policy; nothing was taken.
+     */
+    public static final Decision UNSYNCED = Decision.of(List.of(new RuleDecision(
+            Rule.of("unsynced", Algorithm.FIXED_WINDOW, 1, java.time.Duration.ofSeconds(1)), true, 0, 0, 0, 0,
+            RuleDecision.Source.UNAVAILABLE)));
+    private static final Result UNSYNCED_RESULT = new Result(UNSYNCED, null, null, null, null, null);
     /** How long the background thread sleeps when no rule is approximate (it is woken by the first). */
     private static final long IDLE_PARK_NANOS = 1_000_000_000L;
 
@@ -191,6 +206,7 @@ public final class ApproximateEngine implements AutoCloseable {
             c.lock();
             try {
                 if (c.removed) continue; // swept between lookup and lock: look up afresh
+                if (c.unsynced) return UNSYNCED;
                 long w = c.window(now);
                 Verdict v = algorithm.decide(WindowCounts.of(algorithm, w, c.count(w), c.count(w - series.windowMs)), now,
                         a.cost());
@@ -249,6 +265,9 @@ public final class ApproximateEngine implements AutoCloseable {
 
     private Result decideLocked(List<Acquisition> acquisitions, KeyCounts[] states, long now) {
         int n = states.length;
+        for (KeyCounts s : states) {
+            if (s.unsynced) return UNSYNCED_RESULT;
+        }
         long[] windows = new long[n];
         Verdict[] verdicts = new Verdict[n];
         boolean admitted = true;
@@ -455,14 +474,27 @@ public final class ApproximateEngine implements AutoCloseable {
         long tookNanos = repliedNanos - startedNanos;
         if (redisClock) learnOffset(reply.atMillis() - (sentAt + clock.millis()) / 2, tookNanos, repliedNanos);
         List<CountExchange.Counts> counts = reply.counts();
+        int notExchanged = 0;
         for (int i = 0, n = sent.size(); i < n; i++) {
             KeyCounts c = sent.get(i);
+            CountExchange.Counts got = counts.get(i);
             c.lock();
             try {
-                c.acknowledge(counts.get(i));
+                if (got != null) {
+                    c.acknowledge(got);
+                } else {
+                    c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
+                    c.unsynced = true;
+                    notExchanged++;
+                }
             } finally {
                 c.unlock();
             }
+        }
+        if (notExchanged > 0) {
+            syncFailures.increment();
+            LOG.debug("Sluice: the approximate mode's sync reached only part of Redis; {} keys go again with the next",
+                    notExchanged);
         }
         longestSyncNanos.accumulateAndGet(tookNanos, Math::max);
         for (Series s : due) {
@@ -647,6 +679,8 @@ public final class ApproximateEngine implements AutoCloseable {
         /** Decided since the last snapshot: to be synced. */
         boolean used;
         boolean removed;
+        /** The last sync of this key failed (only this part of a sync, or all of it): the failure policy decides it. */
+        boolean unsynced;
         long largestUnsynced;
 
         KeyCounts(Series series, ClientKey clientKey, long id) {
@@ -746,6 +780,7 @@ public final class ApproximateEngine implements AutoCloseable {
 
         /** The sync's reply: the fleet's counts now include what was sent. */
         void acknowledge(CountExchange.Counts counts) {
+            unsynced = false;
             syncedStart = counts.windowStart();
             syncedCurrent = counts.current();
             syncedPrevious = counts.previous();

@@ -27,7 +27,8 @@ import java.util.List;
  *       without writing, and reported with their untouched figures ({@code remaining} as Redis has it;
  *       {@code t} and, if the request's own cost would not fit either, the retry-after are the time to
  *       a full quota, when more is available at the latest).</li>
- *   <li><b>While a sync fails</b> ({@link ApproximateEngine#available()} false): a request of approximate
+ *   <li><b>While a sync fails</b> ({@link ApproximateEngine#available()} false, or the client's own part
+ *       of the last sync failed: {@link ApproximateEngine#UNSYNCED}): a request of approximate
  *       rules only is decided by the failure policy at once, without calling Redis per request (the local
  *       backstop at {@code fallback-limit} for {@code open} rules, a refusal for {@code closed} ones),
  *       as exact rules are while Redis is away; a request that also has exact rules goes to Redis whole,
@@ -71,6 +72,7 @@ public final class ApproximateLimiter implements RateLimiter {
         }
         if (approximate == n) {
             Decision decided = engine.decide(acquisitions);
+            if (decided == ApproximateEngine.UNSYNCED) return failover.decideWithoutRedis(acquisitions);
             return decided != null ? decided : exact.decide(acquisitions);
         }
         return decideMixed(acquisitions, approximate);
@@ -84,8 +86,9 @@ public final class ApproximateLimiter implements RateLimiter {
             (a.rule().approximate() ? approx : others).add(a);
         }
         ApproximateEngine.Result result = engine.reserve(approx);
-        if (result == null) {
-            return exact.decide(acquisitions); // no room to count a client here: all exactly, in one call
+        if (result == null || result.decision() == ApproximateEngine.UNSYNCED) {
+            // no room to count a client here, or its last sync failed: all exactly, in one call
+            return exact.decide(acquisitions);
         }
         Decision approxDecision = result.decision();
         Decision othersDecision;
@@ -112,11 +115,15 @@ public final class ApproximateLimiter implements RateLimiter {
         return Decision.of(merged);
     }
 
-    /** The exact rules' figures without taking anything, for a request an approximate rule denied. */
+    /**
+     * The exact rules' figures without taking anything, for a request an approximate rule denied. The
+     * probes go past the denied-client cache: their denial (no rule admits their cost) says nothing of
+     * the client, and must not replace a denial the cache remembers for it.
+     */
     private Decision untouched(List<Acquisition> others) {
         List<Acquisition> probes = new ArrayList<>(others.size());
         for (Acquisition a : others) probes.add(new Acquisition(a.rule(), a.clientKey(), PROBE_COST));
-        Decision probed = exact.decide(probes);
+        Decision probed = failover.decide(probes);
         List<RuleDecision> out = new ArrayList<>(others.size());
         for (int i = 0; i < others.size(); i++) {
             Acquisition a = others.get(i);

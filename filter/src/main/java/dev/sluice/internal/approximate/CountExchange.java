@@ -44,7 +44,9 @@ public interface CountExchange {
     /**
      * The outcome of one exchange.
      *
-     * @param counts   the fleet's counts, one per delta, in order
+     * @param counts   the fleet's counts, one per delta, in order; null for a delta that was not
+     *                 exchanged (its part of the exchange failed: a node of a Cluster away), which
+     *                 may or may not have been added (a lost reply)
      * @param atMillis the time the exchange happened at, ms since the epoch: the store's clock when
      *                 {@code now} was negative, else {@code now}
      */
@@ -57,8 +59,8 @@ public interface CountExchange {
      * @param deltas one per key, no key twice
      * @param now    ms since the epoch on the instance's clock ({@code clock=local}), or negative to use
      *               the store's clock ({@code clock=redis})
-     * @throws LimiterUnavailableException when the store cannot answer; the deltas may or may not have
-     *                                     been added (a lost reply)
+     * @throws LimiterUnavailableException when no part of the exchange succeeded; the deltas may or may
+     *                                     not have been added (a lost reply)
      */
     Reply exchange(List<Delta> deltas, long now);
 }

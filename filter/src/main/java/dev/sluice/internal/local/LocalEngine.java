@@ -188,7 +188,8 @@ public final class LocalEngine implements RateLimiter {
             RuleDecision t = taken.get(i);
             if (!t.taken()) continue;
             Acquisition a = acquisitions.get(i);
-            RateAlgorithm algorithm = algorithm(a.rule());
+            if (!RateAlgorithm.givesBack(t.rule(), a.rule())) continue;
+            RateAlgorithm algorithm = algorithm(t.rule()); // the take's figures identify the take
             StateKey key = new StateKey(a.rule().name(), a.clientKey());
             Segment segment = segments[segmentIndex(key)];
             segment.lock.lock();

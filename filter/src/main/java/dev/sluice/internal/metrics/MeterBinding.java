@@ -17,6 +17,9 @@ interface MeterBinding {
     /** {@link SluiceMetrics#ruleCounters()} changed: meters for new rules, none for dropped ones. */
     void rulesChanged();
 
+    /** The Redis nodes changed (a node came into the topology or left it): a breaker gauge per node now. */
+    void breakersChanged();
+
     /** Removes every meter from the registry. */
     void close();
 }

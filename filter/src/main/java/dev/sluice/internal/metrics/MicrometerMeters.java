@@ -43,7 +43,9 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code sluice.decision.latency} {@code {source}}: a timer, {@code source} who answered
  *       ({@code redis}, {@code cache}, {@code backstop}, {@code unavailable}, or {@code local});</li>
  *   <li>with {@code backend=redis}: {@code sluice.redis.errors} {@code {kind=timeout|error}},
- *       {@code sluice.breaker.state} (gauge: 0 closed, 1 half-open, 2 open), {@code sluice.breaker.openings},
+ *       {@code sluice.breaker.state} {@code {node}} (a gauge per Redis node, {@code host:port}: 0 closed,
+ *       1 half-open, 2 open; the gauges of nodes that left the topology are removed),
+ *       {@code sluice.breaker.openings},
  *       and with the denied-client cache {@code sluice.denied.cache.hits}, {@code sluice.denied.cache.size};</li>
  *   <li>{@code sluice.reloads} {@code {result=success|failure}}, {@code sluice.non.ip.peers}.</li>
  * </ul>
@@ -65,6 +67,7 @@ final class MicrometerMeters implements MeterBinding {
     private volatile Timer[] timers = new Timer[Source.values().length];
     private final List<Meter> instanceMeters = new ArrayList<>();               // guarded by this
     private final Map<String, RuleMeters> ruleMeters = new LinkedHashMap<>();  // guarded by this
+    private final Map<String, Meter> breakerGauges = new LinkedHashMap<>();     // guarded by this
     private String instance;                                                    // guarded by this
     private boolean closed;                                                     // guarded by this
 
@@ -122,6 +125,25 @@ final class MicrometerMeters implements MeterBinding {
     }
 
     @Override
+    public synchronized void breakersChanged() {
+        if (closed || !redis || instance == null) return;
+        Set<String> now = metrics.breakerStates().keySet();
+        for (Iterator<Map.Entry<String, Meter>> it = breakerGauges.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Meter> e = it.next();
+            if (!now.contains(e.getKey())) {
+                registry.remove(e.getValue());
+                it.remove();
+            }
+        }
+        for (String node : now) {
+            breakerGauges.computeIfAbsent(node, n -> Gauge.builder("sluice.breaker.state", metrics,
+                            m -> m.breakerStateCode(n)).tags(Tags.of("instance", instance, "node", n))
+                    .description("A Redis node's circuit breaker: 0 closed (in use), 1 half-open (probing), 2 open")
+                    .register(registry));
+        }
+    }
+
+    @Override
     public synchronized void close() {
         if (closed) return;
         closed = true;
@@ -134,6 +156,8 @@ final class MicrometerMeters implements MeterBinding {
         instanceMeters.clear();
         ruleMeters.values().forEach(r -> r.meters().forEach(registry::remove));
         ruleMeters.clear();
+        breakerGauges.values().forEach(registry::remove);
+        breakerGauges.clear();
     }
 
     private synchronized void register(String wanted) {
@@ -185,9 +209,6 @@ final class MicrometerMeters implements MeterBinding {
                     "Redis calls that took longer than redis.timeout");
             counter("sluice.redis.errors", tags.and("kind", "error"), m -> m.redisErrors.sum(),
                     "Redis calls that failed other than by timing out");
-            instanceMeters.add(Gauge.builder("sluice.breaker.state", metrics, SluiceMetrics::breakerStateCode).tags(tags)
-                    .description("The circuit breaker: 0 closed (Redis in use), 1 half-open (probing), 2 open")
-                    .register(registry));
             counter("sluice.breaker.openings", tags, m -> m.breakerOpenings.sum(), "Times the circuit breaker opened");
         }
         if (cache) {
@@ -202,6 +223,7 @@ final class MicrometerMeters implements MeterBinding {
         counter("sluice.non.ip.peers", tags, m -> m.nonIpPeers.sum(),
                 "Requests whose peer was not an IP address: their ip rules did not apply");
         timers = byOrdinal;
+        breakersChanged();
     }
 
     private void counter(String name, Tags tags, ToDoubleFunction<SluiceMetrics> count, String description) {

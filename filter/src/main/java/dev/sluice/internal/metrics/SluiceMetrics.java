@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * What one Sluice instance counts, exported over JMX (readable with {@code jconsole} or any JMX
@@ -79,6 +80,8 @@ public final class SluiceMetrics {
     private final InstanceView view = new InstanceView();
     final LatencyHistogram latency = new LatencyHistogram(LATENCY_WINDOW_NANOS);
     private volatile String breakerState = "NONE";
+    /** Each Redis node's breaker state by node, from the failover limiter; null without one (backend=local). */
+    private volatile Supplier<Map<String, String>> breakers;
 
     private volatile Map<String, RuleCounters> rules = Map.of();
     private final List<ObjectName> registered = new ArrayList<>(); // guarded by this
@@ -320,10 +323,39 @@ public final class SluiceMetrics {
         if (c != null) c.exempt.increment();
     }
 
-    /** The circuit breaker changed state ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}). */
+    /** A node's circuit breaker changed state ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}). */
     public void recordBreakerState(String from, String to) {
-        breakerState = to;
         if ("CLOSED".equals(from) && "OPEN".equals(to)) breakerOpenings.increment();
+    }
+
+    /** Where each Redis node's breaker state comes from: node ({@code host:port}) to state name. */
+    public void breakers(Supplier<Map<String, String>> states) {
+        this.breakers = states;
+        breakersChanged();
+    }
+
+    /** A node came into the topology or left it: the meters follow. */
+    public void breakersChanged() {
+        MeterBinding m = meters;
+        if (m != null) m.breakersChanged();
+    }
+
+    /** Each Redis node's breaker state, by node; empty with backend=local. */
+    Map<String, String> breakerStates() {
+        Supplier<Map<String, String>> b = breakers;
+        return b == null ? Map.of() : b.get();
+    }
+
+    /** The worst breaker state over the nodes ({@code OPEN}, then {@code HALF_OPEN}, then {@code CLOSED}); {@code NONE} without Redis. */
+    String breakerState() {
+        Supplier<Map<String, String>> b = breakers;
+        if (b == null) return breakerState;
+        String worst = "CLOSED";
+        for (String s : b.get().values()) {
+            if (s.equals("OPEN")) return s;
+            if (s.equals("HALF_OPEN")) worst = s;
+        }
+        return worst;
     }
 
     /** A request's peer was not an IP address (e.g. a Unix-socket connector): its {@code ip} rules did not apply. */
@@ -372,9 +404,13 @@ public final class SluiceMetrics {
         breakerState = state;
     }
 
-    /** The breaker's state as a number for a gauge: 0 closed, 1 half-open, 2 open; -1 without a breaker (backend=local). */
-    int breakerStateCode() {
-        return switch (breakerState) {
+    /** The state of {@code node}'s breaker as a gauge's number (-1: the node has left the topology). */
+    int breakerStateCode(String node) {
+        return stateCode(breakerStates().getOrDefault(node, "NONE"));
+    }
+
+    private static int stateCode(String state) {
+        return switch (state) {
             case "CLOSED" -> 0;
             case "HALF_OPEN" -> 1;
             case "OPEN" -> 2;
@@ -417,7 +453,8 @@ public final class SluiceMetrics {
         @Override public long getClosedRuleRefusals() { return refused.sum(); }
         @Override public long getRedisErrors() { return redisErrors.sum(); }
         @Override public long getRedisTimeouts() { return redisTimeouts.sum(); }
-        @Override public String getBreakerState() { return breakerState; }
+        @Override public String getBreakerState() { return breakerState(); }
+        @Override public Map<String, String> getBreakerStates() { return breakerStates(); }
         @Override public long getBreakerOpenings() { return breakerOpenings.sum(); }
         @Override public long getDecisions() { return decisions.sum(); }
         @Override public long getRedisDecisions() { return byRedis.sum(); }

@@ -5,30 +5,34 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
-import redis.clients.jedis.providers.ClusterConnectionProvider;
-import redis.clients.jedis.util.JedisClusterCRC16;
 
 import java.time.Duration;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
- * Where {@link SharedRoundTrips} gets its connections: which Redis node serves a key, and a
- * pooled connection to that node. The clients {@link RedisClients} builds tell theirs
- * ({@link Source}: one node for standalone and Sentinel, the slot's master on Cluster); a
- * {@link JedisPooled} of the user's own is adapted by {@link #of}.
+ * Where Sluice's calls get their connections: which Redis node serves a key, a pooled connection to
+ * that node, and which nodes there are now. The clients {@link RedisClients} builds tell theirs
+ * ({@link Source}: the server for standalone, the master the Sentinels name now, the slot's master
+ * on Cluster); a {@link JedisPooled} of the user's own is adapted by {@link #of}. A node is any value
+ * with {@code equals} ({@link HostAndPort} for Sluice's clients); its {@code toString} names it in
+ * the metrics.
  */
 interface NodeConnections {
 
-    /** The node of every key on a standalone server or a Sentinel's master. */
+    /** The node of a client whose node Sluice cannot see (a user's pool). */
     Object THE_NODE = new Object() {
         @Override
         public String toString() {
-            return "the node";
+            return "redis";
         }
     };
 
-    /** The node serving {@code key} now (any value with {@code equals}), or null when not known. */
+    /** The node serving {@code key} now, or null when not known (no topology discovered yet). */
     Object nodeOf(byte[] key);
+
+    /** The nodes there are now (on Cluster: the masters of the slot map); empty while none is known. */
+    Set<Object> nodes();
 
     /**
      * A connection to {@code node} from its pool (within the pool's {@code max-wait}); closing it gives
@@ -41,6 +45,17 @@ interface NodeConnections {
      * which also bounds the round trip it waits behind; null for no bound of its own.
      */
     Duration queueWait();
+
+    /**
+     * A call to {@code node} failed: it timed out or its connection failed. On Cluster the slot map is
+     * read again soon (in the background, at most once a second): the node may have been replaced.
+     */
+    default void failed(Object node) {
+    }
+
+    /** A call was redirected ({@code MOVED}/{@code ASK}): on Cluster the slot map is read again soon. */
+    default void redirected() {
+    }
 
     /** A client that tells where its connections come from: those {@link RedisClients} builds. */
     interface Source {
@@ -56,21 +71,31 @@ interface NodeConnections {
             // a user's pool: its timeouts are not known here, its max-wait is (the in-flight round trip
             // a call waits behind is bounded by the socket timeout in any case)
             Duration wait = pooled.getPool().getMaxWaitDuration();
-            return single(() -> pooled.getPool().getResource(), wait.isNegative() || wait.isZero() ? null : wait);
+            return single(() -> THE_NODE, () -> pooled.getPool().getResource(),
+                    wait.isNegative() || wait.isZero() ? null : wait);
         }
         return null;
     }
 
-    /** One node, whose connections come from {@code pool} (a Sentinel's provider follows its master). */
-    static NodeConnections single(Supplier<Connection> pool, Duration queueWait) {
+    /**
+     * One node at a time, whose connections come from {@code pool}: a standalone server, or the master
+     * a Sentinel names now ({@code node} follows it; null while no Sentinel has answered).
+     */
+    static NodeConnections single(Supplier<Object> node, Supplier<Connection> pool, Duration queueWait) {
         return new NodeConnections() {
             @Override
             public Object nodeOf(byte[] key) {
-                return THE_NODE;
+                return node.get();
             }
 
             @Override
-            public Connection borrow(Object node) {
+            public Set<Object> nodes() {
+                Object n = node.get();
+                return n == null ? Set.of() : Set.of(n);
+            }
+
+            @Override
+            public Connection borrow(Object at) {
                 return pool.get();
             }
 
@@ -81,28 +106,38 @@ interface NodeConnections {
         };
     }
 
-    /**
-     * The masters of a Cluster as {@code provider} knows them (its slot map, renewed by the client on
-     * redirections and failures); {@code provider} may give null while the topology is not yet known.
-     */
-    static NodeConnections cluster(Supplier<ClusterConnectionProvider> provider, Duration queueWait) {
+    /** The masters of a Cluster as {@code topology} knows them (its slot map, which follows the cluster). */
+    static NodeConnections cluster(ClusterTopology topology, Duration queueWait) {
         return new NodeConnections() {
             @Override
             public Object nodeOf(byte[] key) {
-                ClusterConnectionProvider p = provider.get();
-                return p == null ? null : p.getNode(JedisClusterCRC16.getSlot(key));
+                return topology.masterOf(key);
+            }
+
+            @Override
+            public Set<Object> nodes() {
+                return topology.masters();
             }
 
             @Override
             public Connection borrow(Object node) {
-                ClusterConnectionProvider p = provider.get();
-                if (p == null) throw new JedisConnectionException("the cluster's topology is not known yet");
-                return p.getConnection((HostAndPort) node);
+                if (node == null) throw new JedisConnectionException("the cluster's topology is not known yet");
+                return topology.connection((HostAndPort) node);
             }
 
             @Override
             public Duration queueWait() {
                 return queueWait;
+            }
+
+            @Override
+            public void failed(Object node) {
+                topology.refreshSoon();
+            }
+
+            @Override
+            public void redirected() {
+                topology.refreshSoon();
             }
         };
     }

@@ -63,7 +63,10 @@ import java.util.function.Supplier;
  * under the failure policy, whatever the topology, and no request pays for the discovery.
  *
  * <p>Every client built here tells {@link SharedRoundTrips} where its pooled connections come from
- * ({@link NodeConnections.Source}), so that concurrent decisions can share round trips.
+ * ({@link NodeConnections.Source}: which node serves a key, the nodes there are), so that concurrent
+ * decisions can share round trips and the failure handling can keep a breaker per node. A Cluster
+ * client's slot map follows the cluster ({@link ClusterTopology}: read again every
+ * {@code redis.cluster.refresh-period}, and soon after a failure or a redirection).
  */
 public final class RedisClients {
 
@@ -161,7 +164,7 @@ public final class RedisClients {
         LOG.warn("Sluice: no answer from {} at start ({}); starting anyway, and connecting when it answers",
                 settings.describe(), cause.getMessage());
         return new DeferredClient(new DeferredCommandExecutor(providers, executors, settings.describe(), DEFERRED_RETRY_MILLIS),
-                cluster, settings.timeout());
+                cluster, settings);
     }
 
     /** A {@link JedisPooled} that lends its connections, queued calls waiting at most {@code redis.timeout}. */
@@ -170,7 +173,7 @@ public final class RedisClients {
 
         SharingPooled(HostAndPort server, JedisClientConfig config, ConnectionPoolConfig pool, Duration timeout) {
             super(server, config, pool);
-            this.connections = NodeConnections.single(() -> getPool().getResource(), timeout);
+            this.connections = NodeConnections.single(() -> server, () -> getPool().getResource(), timeout);
         }
 
         @Override
@@ -179,28 +182,40 @@ public final class RedisClients {
         }
     }
 
-    /** A {@link JedisCluster} that tells which master serves a slot and lends its connections. */
+    /** A {@link JedisCluster} whose slot map follows the cluster ({@link ClusterTopology}) and that lends its connections. */
     private static final class SharingCluster extends JedisCluster implements NodeConnections.Source {
+        private final ClusterTopology topology;
         private final NodeConnections connections;
 
         SharingCluster(ClusterConnectionProvider provider, SluiceConfig.RedisSettings settings) {
             super(provider, CLUSTER_MAX_ATTEMPTS, settings.timeout());
-            this.connections = NodeConnections.cluster(() -> provider, settings.timeout());
+            this.topology = new ClusterTopology(() -> provider, settings.clusterRefreshPeriod());
+            this.connections = NodeConnections.cluster(topology, settings.timeout());
         }
 
         @Override
         public NodeConnections nodeConnections() {
             return connections;
         }
+
+        @Override
+        public void close() {
+            try {
+                topology.close();
+            } finally {
+                super.close();
+            }
+        }
     }
 
-    /** A {@link JedisSentineled} that lends the current master's connections. */
+    /** A {@link JedisSentineled} that lends the connections of the master the Sentinels name now. */
     private static final class SharingSentineled extends JedisSentineled implements NodeConnections.Source {
         private final NodeConnections connections;
 
         SharingSentineled(SentineledConnectionProvider provider, SluiceConfig.RedisSettings settings) {
             super(provider);
-            this.connections = NodeConnections.single(provider::getConnection, settings.timeout());
+            this.connections = NodeConnections.single(provider::getCurrentMaster, provider::getConnection,
+                    settings.timeout());
         }
 
         @Override
@@ -211,18 +226,34 @@ public final class RedisClients {
 
     /** The client of a Sentinel or Cluster that did not answer at start; see {@link DeferredCommandExecutor}. */
     private static final class DeferredClient extends UnifiedJedis implements NodeConnections.Source {
+        private final ClusterTopology topology;
         private final NodeConnections connections;
 
-        DeferredClient(DeferredCommandExecutor executor, boolean cluster, Duration queueWait) {
+        DeferredClient(DeferredCommandExecutor executor, boolean cluster, SluiceConfig.RedisSettings settings) {
             super(executor, null, cluster ? new ClusterCommandObjects() : new CommandObjects());
-            this.connections = cluster
-                    ? NodeConnections.cluster(() -> (ClusterConnectionProvider) executor.provider(), queueWait)
-                    : NodeConnections.single(executor::connection, queueWait);
+            if (cluster) {
+                this.topology = new ClusterTopology(() -> (ClusterConnectionProvider) executor.provider(),
+                        settings.clusterRefreshPeriod());
+                this.connections = NodeConnections.cluster(topology, settings.timeout());
+            } else {
+                this.topology = null;
+                this.connections = NodeConnections.single(() -> executor.provider() instanceof SentineledConnectionProvider p
+                        ? p.getCurrentMaster() : null, executor::connection, settings.timeout());
+            }
         }
 
         @Override
         public NodeConnections nodeConnections() {
             return connections;
+        }
+
+        @Override
+        public void close() {
+            try {
+                if (topology != null) topology.close();
+            } finally {
+                super.close();
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package dev.sluice.internal.redis;
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.key.ClientKey;
+import dev.sluice.internal.failover.PartialFailure;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Clock;
@@ -12,20 +13,20 @@ import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -94,6 +95,7 @@ public final class RedisEngine implements RateLimiter {
     private static final byte SHADOW = 1;
     private static final byte EVALUATE = 2;
     private static final byte GIVE_BACK = 3;
+    private static final byte[] ONCE = ":once".getBytes(StandardCharsets.US_ASCII);
 
     private final UnifiedJedis jedis;
     private final SharedRoundTrips roundTrips;
@@ -172,7 +174,12 @@ public final class RedisEngine implements RateLimiter {
         int denied = -1;
         for (int i = 0; i < n && denied < 0; i++) {
             Acquisition a = acquisitions.get(i);
-            RuleDecision d = call(List.of(a), Call.DECIDE, null, at, now).get(0);
+            RuleDecision d;
+            try {
+                d = call(List.of(a), Call.DECIDE, null, at, now).get(0);
+            } catch (LimiterUnavailableException e) {
+                throw failedAt(i, e, acquisitions, decisions, i, at, now);
+            }
             decisions.add(d);
             if (!d.allowed() && !a.rule().dryRun()) denied = i;
         }
@@ -182,13 +189,40 @@ public final class RedisEngine implements RateLimiter {
         for (int i = 0; i < denied; i++) {
             RuleDecision d = decisions.get(i);
             if (d.taken()) {
-                decisions.set(i, call(List.of(acquisitions.get(i)), Call.GIVE_BACK, List.of(d), at, now).get(0));
+                try {
+                    decisions.set(i, call(List.of(acquisitions.get(i)), Call.GIVE_BACK, List.of(d), at, now).get(0));
+                } catch (LimiterUnavailableException e) {
+                    throw failedAt(i, e, acquisitions, decisions, denied, at, now);
+                }
             }
         }
         for (int i = denied + 1; i < n; i++) {
-            decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, at, now).get(0));
+            try {
+                decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, at, now).get(0));
+            } catch (LimiterUnavailableException e) {
+                throw new PartialFailure(i, e); // nothing is taken any more
+            }
         }
         return decisions;
+    }
+
+    /**
+     * The call of acquisition {@code failed} failed: what the acquisitions before {@code upTo} took is
+     * given back (best effort: a give-back that fails too is lost, the request counting), so that the
+     * failure handling can decide the request again without the failed node's rules.
+     */
+    private PartialFailure failedAt(int failed, LimiterUnavailableException e, List<Acquisition> acquisitions,
+                                    List<RuleDecision> decisions, int upTo, long[] at, double now) {
+        for (int j = 0; j < upTo; j++) {
+            RuleDecision d = decisions.get(j);
+            if (j == failed || !d.taken()) continue;
+            try {
+                call(List.of(acquisitions.get(j)), Call.GIVE_BACK, List.of(d), at, now);
+            } catch (LimiterUnavailableException lost) {
+                e.addSuppressed(lost);
+            }
+        }
+        return new PartialFailure(failed, e);
     }
 
     /** The time sent with a call: Redis's ({@link #REDIS_TIME}) or the instance's. */
@@ -228,7 +262,8 @@ public final class RedisEngine implements RateLimiter {
             packed.putDouble(now);
             for (int i = 0; i < n; i++) {
                 Acquisition a = acquisitions.get(i);
-                RulePlan plan = plans.get(a.rule());
+                // a give-back is computed with the figures its take was decided with, which identify the take
+                RulePlan plan = plans.get(what == Call.GIVE_BACK ? taken.get(i).rule() : a.rule());
                 rulePlans[i] = plan;
                 keys.add(plan.key(a.clientKey().value()));
                 int o = packed.position();
@@ -244,7 +279,19 @@ public final class RedisEngine implements RateLimiter {
             }
             request = packed.array();
         }
-        ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, List.of(request))).order(ByteOrder.LITTLE_ENDIAN);
+        List<byte[]> args;
+        if (what == Call.GIVE_BACK) {
+            // once only: each take's token, and its once key (decide.lua's header)
+            ByteBuffer tokens = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < n; i++) {
+                tokens.putLong(taken.get(i).take().token());
+                keys.add(onceKey(keys.get(i)));
+            }
+            args = List.of(request, tokens.array());
+        } else {
+            args = List.of(request);
+        }
+        ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, args)).order(ByteOrder.LITTLE_ENDIAN);
         // 6 doubles per rule, more for a bucket that took: a longer reply is an admitted request
         boolean admitted = what == Call.DECIDE;
         if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
@@ -268,7 +315,7 @@ public final class RedisEngine implements RateLimiter {
             if (took) {
                 long fraction = leaky ? (long) reply.getDouble() : delayOrFraction;
                 long givenBack = isBucket(rule.algorithm()) ? (long) reply.getDouble() : 0;
-                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack);
+                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack, ThreadLocalRandom.current().nextLong());
             }
             decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay, take,
                     RuleDecision.Source.REDIS));
@@ -306,9 +353,10 @@ public final class RedisEngine implements RateLimiter {
         List<Acquisition> back = new ArrayList<>(n);
         List<RuleDecision> from = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            if (taken.get(i).taken()) {
+            RuleDecision t = taken.get(i);
+            if (t.taken() && RateAlgorithm.givesBack(t.rule(), acquisitions.get(i).rule())) {
                 back.add(acquisitions.get(i));
-                from.add(taken.get(i));
+                from.add(t);
             }
         }
         if (back.isEmpty()) {
@@ -326,18 +374,11 @@ public final class RedisEngine implements RateLimiter {
     private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {
         try {
             return (byte[]) roundTrips.evalsha(SHA_BYTES, SCRIPT_BYTES, keys, args);
-        } catch (JedisException e) {
-            throw new LimiterUnavailableException("Redis could not decide: " + e.getMessage(), e, isTimeout(e));
+        } catch (RuntimeException e) {
+            // whatever the client library throws (a JedisException, or an IllegalStateException of a client
+            // that never reached its servers) is Redis failing this call, for the failure policy
+            throw new LimiterUnavailableException("Redis could not decide: " + e.getMessage(), e, RedisFailure.isTimeout(e));
         }
-    }
-
-    static boolean isTimeout(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            // NoSuchElementException: the pool had no connection within max-wait
-            if (t instanceof SocketTimeoutException || t instanceof NoSuchElementException) return true;
-            if (t.getCause() == t) break;
-        }
-        return false;
     }
 
     private static void rejectDuplicates(List<Acquisition> acquisitions) {
@@ -357,6 +398,23 @@ public final class RedisEngine implements RateLimiter {
         return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
     }
 
+    /** The once key of a state key (give-back.lua): the same key with {@code :once} appended, in the same slot. */
+    private static byte[] onceKey(byte[] stateKey) {
+        byte[] key = Arrays.copyOf(stateKey, stateKey.length + ONCE.length);
+        System.arraycopy(ONCE, 0, key, stateKey.length, ONCE.length);
+        return key;
+    }
+
+    /** The Redis node that decides {@code a} now, or null while the topology is not known. */
+    public Object nodeOf(Acquisition a) {
+        return roundTrips.nodeOf(plans.get(a.rule()).key(a.clientKey().value()));
+    }
+
+    /** The Redis nodes there are now (on Cluster: the masters); empty when not known. */
+    public Set<Object> nodes() {
+        return roundTrips.nodes();
+    }
+
     /** How this engine's calls reach Redis (tests watch its round trips). */
     SharedRoundTrips roundTrips() {
         return roundTrips;
@@ -372,9 +430,9 @@ public final class RedisEngine implements RateLimiter {
     public void reset(Rule rule, ClientKey clientKey) {
         try {
             jedis.del(plans.get(rule).key(clientKey.value()));
-        } catch (JedisException e) {
+        } catch (RuntimeException e) {
             throw new LimiterUnavailableException("Redis could not reset " + rule.name() + " for " + clientKey
-                    + ": " + e.getMessage(), e, isTimeout(e));
+                    + ": " + e.getMessage(), e, RedisFailure.isTimeout(e));
         }
     }
 

@@ -4,6 +4,7 @@ import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -12,12 +13,12 @@ import redis.clients.jedis.exceptions.JedisRedirectionException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,10 +39,8 @@ import java.util.concurrent.locks.LockSupport;
  * has run what it read), so the next one starts, on another pooled connection, while the replies of
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
  * longest part of the client's work, and kept off the path between two round trips. Up to
- * {@value #IN_FLIGHT} round trips are in flight per node: with one, Redis waits between two round
- * trips while the next carrier is woken and sends, and 8 concurrent callers were 0.83 to 0.92x as
- * fast as one round trip each; with two, 0.97 to 1.05x, and as fast or faster at 16 and 64; four
- * were no better and make smaller batches (BENCHMARKS.md).
+ * {@value #IN_FLIGHT} round trips are in flight per node: with one, Redis would wait between two
+ * round trips while the next carrier is woken and sends (BENCHMARKS.md has the measurements).
  *
  * <p><b>Still exact.</b> Each call stays its own {@code EVALSHA}, so each decision is what it would
  * have been alone, atomic per request (Redis runs one script at a time), in the order the calls
@@ -63,12 +62,19 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p><b>NOSCRIPT</b> (Redis restarted, failed over, {@code SCRIPT FLUSH}): the carrier loads the
  * script once ({@code SCRIPT LOAD}) and sends again the calls that met it, on the same connection,
- * in one more round trip.
+ * in one more round trip; a call that meets it once more (flushed again in between) goes alone, with
+ * {@code EVAL}.
  *
- * <p><b>Cluster</b>: one queue per master. A call redirected ({@code MOVED}/{@code ASK}), or whose
- * node refused or dropped the connection before a timeout, goes again alone through the client, which
- * follows redirections and renews its slot map as it does for any call. Clients whose connections
- * Sluice cannot reach ({@link NodeConnections#of} is null) make every call alone.
+ * <p><b>Nodes</b>: one queue (a lane) per node: the server, the master a Sentinel names now, or each
+ * master of a Cluster. A lane whose node has left the topology (a failed-over master) is dropped
+ * when a new node's lane is made, so lanes never outnumber the nodes seen in one topology. A call
+ * that timed out or whose connection failed tells {@link NodeConnections#failed} (on Cluster the
+ * slot map is then read again soon, in the background).
+ *
+ * <p><b>Cluster</b>: a call redirected ({@code MOVED}/{@code ASK}), or whose node refused or dropped
+ * the connection before a timeout, goes again alone through the client, which follows redirections
+ * and renews its slot map as it does for any call. Clients whose connections Sluice cannot reach
+ * ({@link NodeConnections#of} is null) make every call alone.
  */
 final class SharedRoundTrips {
 
@@ -119,18 +125,39 @@ final class SharedRoundTrips {
         }
         Lane lane = lanes.get(node);
         if (lane == null) {
-            lane = lanes.computeIfAbsent(node, Lane::new);
+            lane = newLane(node);
         }
         Call call = new Call(sha, script, keys, args);
         calls.increment();
         await(lane, call);
         if (call.alone) {
-            return alone(sha, script, keys, args);
+            try {
+                return alone(sha, script, keys, args);
+            } catch (JedisConnectionException | JedisClusterOperationException e) {
+                nodes.failed(node);
+                throw e;
+            }
         }
         if (call.failure != null) {
             throw call.failure;
         }
         return call.reply;
+    }
+
+    /** The lane of a node seen for the first time; the lanes of nodes no longer in the topology go. */
+    private Lane newLane(Object node) {
+        Lane lane = lanes.computeIfAbsent(node, Lane::new);
+        Set<Object> now = nodes.nodes();
+        if (now.contains(node)) {
+            // a lane removed with calls in it still serves them: its callers hold it
+            lanes.keySet().removeIf(n -> !now.contains(n));
+        }
+        return lane;
+    }
+
+    /** The nodes that have a lane (tests). */
+    Set<Object> lanes() {
+        return Set.copyOf(lanes.keySet());
     }
 
     /** Calls made so far (those that went alone not counted). */
@@ -146,6 +173,11 @@ final class SharedRoundTrips {
     /** The node {@code key}'s calls go to (its lane), or null when they go alone. */
     Object nodeOf(byte[] key) {
         return nodes == null ? null : nodes.nodeOf(key);
+    }
+
+    /** The nodes there are now, as the client knows them; empty when Sluice cannot see them. */
+    Set<Object> nodes() {
+        return nodes == null ? Set.of() : nodes.nodes();
     }
 
     /** Round trips in flight at once to one node, at most. */
@@ -277,7 +309,11 @@ final class SharedRoundTrips {
             }
         } catch (RuntimeException e) {
             JedisException failure = e instanceof JedisException j ? j : new JedisException("Redis call failed: " + e, e);
-            boolean again = cluster && failure instanceof JedisConnectionException && !timedOut(failure);
+            boolean timedOut = timedOut(failure);
+            boolean again = cluster && failure instanceof JedisConnectionException && !timedOut;
+            if (timedOut || failure instanceof JedisConnectionException) {
+                nodes.failed(lane.node);
+            }
             for (Call c : batch) {
                 if (c.settled) continue;
                 if (again) {
@@ -288,7 +324,7 @@ final class SharedRoundTrips {
                 c.settled = true;
                 c.complete();
             }
-            if (timedOut(failure)) {
+            if (timedOut) {
                 failQueuedBefore(lane, failure, System.nanoTime());
             }
         } finally {
@@ -332,7 +368,13 @@ final class SharedRoundTrips {
             read(connection); // the sha, or an error the calls then meet themselves
         }
         for (Call c : noScript) {
-            settle(c, read(connection));
+            Object reply = read(connection);
+            if (reply instanceof JedisNoScriptException) {
+                c.alone = true; // flushed again between the load and the call: EVAL, alone
+                c.settled = true;
+            } else {
+                settle(c, reply);
+            }
             c.complete();
         }
     }
@@ -349,6 +391,7 @@ final class SharedRoundTrips {
     private void settle(Call c, Object reply) {
         if (reply instanceof JedisRedirectionException && cluster) {
             c.alone = true; // MOVED/ASK: the client follows it, and renews its slot map on MOVED
+            nodes.redirected();
         } else if (reply instanceof JedisDataException error) {
             c.failure = error;
         } else {
@@ -358,10 +401,7 @@ final class SharedRoundTrips {
     }
 
     private static boolean timedOut(Throwable e) {
-        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
-            if (t instanceof SocketTimeoutException) return true;
-        }
-        return false;
+        return RedisFailure.nodeTimedOut(e);
     }
 
     /** A failure shared by a batch, as each caller's own exception (its own stack), the cause kept. */

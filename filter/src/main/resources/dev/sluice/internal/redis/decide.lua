@@ -2,7 +2,9 @@
 decide.lua: decides every rule of one request in one call, atomically; or gives back what an
 admitted request took, in one call for all its rules.
 
-KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}
+KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in a give-back call
+          (ARGV[2] given) followed by each acquisition's once key, KEYS[n + i]: its state key with
+          ':once' appended (the same slot)
 ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' per acquisition):
           now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
@@ -11,6 +13,9 @@ ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' p
           back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
           nothing); 2 evaluate only (write nothing); 3 give back what the request took, then
           evaluate only
+ARGV[2]   give-back calls only: per acquisition the 8 bytes of its take's token (RuleDecision.Take),
+          what makes a second application of the same give-back (a call resent after a dropped
+          connection, a cluster retry) change nothing: see give-back.lua
 Reply     a string, little-endian doubles (struct.pack '<d'): per key allowed (1 or 0),
           remaining, retry-after ms, reset ms, next ms (until remaining grows; the retry-after when
           denied), delay ms; then the time decided at, ms since the epoch. A rule that took the
@@ -57,7 +62,8 @@ if now < 0 then
   now = t[1] * 1000 + (us - us % 1000) / 1000
 end
 
-local n = #KEYS
+local tokens = ARGV[2] -- a give-back call: the takes' tokens, and a once key per state key
+local n = tokens and #KEYS / 2 or #KEYS
 local several = n > 1 and {} or nil -- the verdicts, kept for the writes only when there are several rules
 local admitted = true
 local algorithm, mode, limit, window, burst, max_delay, cost, key

@@ -6,8 +6,32 @@ if the request had never happened, whatever was taken since; overwrites the stat
 place (SETRANGE, which keeps the key's TTL: the state is only ever better, and Redis 5 has no
 SET ... KEEPTTL) before the algorithm's fragment evaluates it. A state of another
 algorithm or format, or one whose take can no longer be found, gets nothing.
+
+Once only: the take's token is added to the once key (KEYS[n + i], a sorted set) scored by the
+moment after which this give-back could change nothing any more (the take's count has ended or
+faded out, its bucket would be full), one window later still for a caller whose clock lags; a token
+already there gives nothing back. The once key expires with its latest such moment plus MARGIN, and
+its expired tokens are removed on each give-back, so it holds the tokens of the client's give-backs
+that still matter, and nothing once they are over.
 ]]
-if algorithm == 3 then
+local void = taken_ms + 1 -- the buckets: full again by then; the windows' counts end at or after taken_ms
+if algorithm == 2 or algorithm == 3 then
+  void = taken_ms + window -- the counter's previous count, the log's entries: one window more
+end
+if void < now then
+  void = now
+end
+void = void + window
+local once = KEYS[n + i]
+call('ZREMRANGEBYSCORE', once, '-inf', format('(%d', now))
+if call('ZADD', once, 'NX', void, string.sub(tokens, 8 * i - 7, 8 * i)) == 0 then
+  taken_ms = nil -- given back before: this is the same give-back again
+elseif call('PTTL', once) < void - now + MARGIN then
+  call('PEXPIRE', once, format('%d', void - now + MARGIN))
+end
+if not taken_ms then
+  -- once only: nothing to give back
+elseif algorithm == 3 then
   -- sliding-window-log: remove `cost` of the entries logged at taken_ms, those of that ms with the
   -- highest indices, so that its indices stay 0 .. count - 1 (decide.lua numbers new ones from the count)
   local score = format('%d', taken_ms)

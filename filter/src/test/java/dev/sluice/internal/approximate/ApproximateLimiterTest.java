@@ -64,6 +64,34 @@ class ApproximateLimiterTest {
         return out;
     }
 
+    /**
+     * The defect of 0.2: a request an approximate rule denies asks its exact rules for their figures
+     * with a cost no rule admits; those probes went through the denied-client cache, whose denial of
+     * the probe replaced the client's real remembered denial, so its next request went to Redis.
+     */
+    @Test
+    void aProbeForTheExactRulesLeavesTheClientsRememberedDenialInTheCache() {
+        RateLimiter asRedis = acquisitions -> Decision.of(redis.decide(acquisitions).rules().stream()
+                .map(r -> r.withSource(RuleDecision.Source.REDIS)).toList());
+        FailoverLimiter exactPath = new FailoverLimiter(asRedis, new LocalEngine(clock, 100),
+                new SluiceConfig.BreakerSettings(3, Duration.ofSeconds(1), Duration.ofSeconds(8)), "test");
+        dev.sluice.internal.cache.DeniedClientCache cache = new dev.sluice.internal.cache.DeniedClientCache(exactPath,
+                true, 100, Duration.ofHours(1).toNanos(), () -> true, System::nanoTime);
+        ApproximateLimiter withCache = new ApproximateLimiter(cache, exactPath, engine);
+        for (int i = 0; i < 2; i++) withCache.decide(request(EXACT));
+        assertThat(withCache.decide(request(EXACT)).allowed()).isFalse();
+        for (int i = 0; i < 3; i++) withCache.decide(request(APPROX));
+        assertThat(cache.size()).as("the client's denial, remembered").isEqualTo(1);
+
+        Decision mixed = withCache.decide(request(APPROX, EXACT));
+
+        assertThat(mixed.allowed()).isFalse();
+        long hits = cache.hits();
+        Decision again = withCache.decide(request(EXACT));
+        assertThat(again.rules().get(0).source()).isEqualTo(RuleDecision.Source.CACHE);
+        assertThat(cache.hits()).as("answered from the remembered denial").isEqualTo(hits + 1);
+    }
+
     @Test
     void anApproximateRulesRequestNeverGoesToTheExactPath() {
         for (int i = 0; i < 5; i++) limiter.decide(request(APPROX));

@@ -25,11 +25,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class FailoverLimiterTest {
 
-    private static final Rule API = new Rule("api", Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1), 100, 1,
+    static final Rule API = new Rule("api", Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1), 100, 1,
             FailurePolicy.OPEN, 10, Duration.ZERO);
-    private static final Rule LOGIN = new Rule("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1), 5, 1,
+    static final Rule LOGIN = new Rule("login", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1), 5, 1,
             FailurePolicy.CLOSED, 5, Duration.ZERO);
-    private static final SluiceConfig.BreakerSettings BREAKER =
+    static final SluiceConfig.BreakerSettings BREAKER =
             new SluiceConfig.BreakerSettings(3, Duration.ofSeconds(1), Duration.ofSeconds(8));
 
     private final ManualClock now = new ManualClock(1_000_000);

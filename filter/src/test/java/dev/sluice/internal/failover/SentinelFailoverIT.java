@@ -77,4 +77,52 @@ class SentinelFailoverIT {
             metrics.unregister();
         }
     }
+
+    /**
+     * The approximate mode through a Sentinel failover: its rules keep admitting (from their counts,
+     * or on the backstop while a sync fails), and within a few seconds of the announcement the syncs
+     * reach the new master, whose breaker is a fresh one (the old master's goes).
+     */
+    @Test
+    void approximateRulesSyncWithTheNewMasterAfterAFailover() throws Exception {
+        Rule approx = Rule.builder("approx").algorithm(Algorithm.FIXED_WINDOW).limit(10_000_000).window(Duration.ofHours(1))
+                .sync(Duration.ofMillis(100)).build();
+        SluiceMetrics metrics = new SluiceMetrics();
+        try (RedisSentinelGroup group = RedisSentinelGroup.start()) {
+            dev.sluice.config.SluiceConfig config = dev.sluice.config.SluiceConfig.builder()
+                    .redisSentinel(group.masterName(), group.sentinelNodes()).redisTimeout(TIMEOUT)
+                    .keyPrefix("sentinel:approx:").rule(approx).rule(LOGIN).build();
+            try (dev.sluice.internal.LimiterStack stack = dev.sluice.internal.LimiterStack.build(config, Clock.SYSTEM,
+                    null, metrics);
+                 ChaosLoad load = new ChaosLoad(stack.limiter(), List.of(approx, LOGIN), 3, 200_000).start()) {
+                var engine = stack.approximate().engine();
+                Poll.until(Duration.ofSeconds(10), "syncs", () -> engine.syncs() > 3);
+                int oldMaster = group.masterPort();
+                group.failover();
+                int newMaster = group.awaitNewMaster(oldMaster, Duration.ofSeconds(20));
+                long announcedAt = System.nanoTime();
+                long syncsAtAnnouncement = engine.syncs();
+                long ms = Poll.millisUntil(Duration.ofSeconds(10), "a sync with the new master",
+                        () -> engine.syncs() > syncsAtAnnouncement + 2 && engine.available());
+                Poll.until(Duration.ofSeconds(5), "the exact rule decided by the new master",
+                        () -> load.lastRedisDecisionNanos() - announcedAt > 0);
+                System.out.printf(java.util.Locale.ROOT, "CHAOS sentinel-failover-approximate: syncs with the new master"
+                        + " %d ms after the announcement; breakers=%s%n", ms, stack.failover().breakerStates());
+                load.close();
+                assertThat(load.unexpected()).as("exceptions thrown by decide()").isNull();
+                assertThat(load.samples()).as("the approximate (open) rule admits throughout")
+                        .filteredOn(x -> !x.closedRule()).allSatisfy(x -> {
+                            assertThat(x.allowed()).isTrue();
+                            assertThat(x.source()).isIn(dev.sluice.limiter.RuleDecision.Source.APPROXIMATE,
+                                    dev.sluice.limiter.RuleDecision.Source.BACKSTOP);
+                        });
+                assertThat(stack.failover().breakerStates()).containsOnlyKeys("127.0.0.1:" + newMaster);
+                try (Jedis master = new Jedis("127.0.0.1", newMaster, 1000)) {
+                    assertThat(master.keys("sentinel:approx:{approx:*")).as("the counts synced to the new master").isNotEmpty();
+                }
+            }
+        } finally {
+            metrics.unregister();
+        }
+    }
 }

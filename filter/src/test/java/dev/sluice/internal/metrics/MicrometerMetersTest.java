@@ -66,18 +66,32 @@ class MicrometerMetersTest {
     }
 
     @Test
-    void theBreakerGaugeFollowsTheBreakersState() {
+    void aBreakerGaugePerNodeFollowsItsStateAndGoesWithTheNode() {
         metrics.updateRules(List.of(API));
-        metrics.breakerState("CLOSED");
+        java.util.Map<String, String> states = new java.util.concurrent.ConcurrentHashMap<>(
+                java.util.Map.of("127.0.0.1:7001", "CLOSED", "127.0.0.1:7002", "CLOSED"));
+        metrics.breakers(() -> java.util.Map.copyOf(states));
         Micrometer.bind(metrics, registry, config());
 
-        var gauge = registry.get("sluice.breaker.state").gauge();
-        assertThat(gauge.value()).isZero();
+        var first = registry.get("sluice.breaker.state").tag("node", "127.0.0.1:7001").gauge();
+        var second = registry.get("sluice.breaker.state").tag("node", "127.0.0.1:7002").gauge();
+        assertThat(first.value()).isZero();
+        states.put("127.0.0.1:7001", "OPEN");
         metrics.recordBreakerState("CLOSED", "OPEN");
-        assertThat(gauge.value()).isEqualTo(2);
-        metrics.recordBreakerState("OPEN", "HALF_OPEN");
-        assertThat(gauge.value()).isEqualTo(1);
+        assertThat(first.value()).isEqualTo(2);
+        assertThat(second.value()).as("the other master's breaker").isZero();
+        states.put("127.0.0.1:7001", "HALF_OPEN");
+        assertThat(first.value()).isEqualTo(1);
         assertThat(registry.get("sluice.breaker.openings").functionCounter().count()).isEqualTo(1);
+        assertThat(metrics.view().getBreakerState()).isEqualTo("HALF_OPEN");
+        assertThat(metrics.view().getBreakerStates()).containsEntry("127.0.0.1:7001", "HALF_OPEN");
+
+        states.remove("127.0.0.1:7001"); // failed over: its replica took its place
+        states.put("127.0.0.1:7004", "CLOSED");
+        metrics.breakersChanged();
+
+        assertThat(registry.find("sluice.breaker.state").gauges()).extracting(g -> g.getId().getTag("node"))
+                .containsExactlyInAnyOrder("127.0.0.1:7002", "127.0.0.1:7004");
     }
 
     @Test

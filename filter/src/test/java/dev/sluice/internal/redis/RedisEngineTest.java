@@ -46,6 +46,48 @@ class RedisEngineTest {
         return engine.decide(List.of(new Acquisition(rule, ClientKey.parse(client), cost))).rules().get(0);
     }
 
+    /**
+     * Once only: a give-back sent twice (what a call resent after a dropped connection, or a cluster
+     * client's retry, sends) gives back once, on every algorithm. In 0.2 the windows took the cost off
+     * twice and the buckets undid the take, then gave back once more within their bound.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(Algorithm.class)
+    void aGiveBackSentTwiceGivesBackOnce(Algorithm algorithm) {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule.Builder b = Rule.builder("once").algorithm(algorithm).limit(10).window(Duration.ofMinutes(1));
+        Rule rule = (algorithm == Algorithm.LEAKY_BUCKET ? b.maxDelay(Duration.ofMinutes(1)) : b).build();
+        ClientKey client = ClientKey.parse("ip=192.0.2.9");
+        List<Acquisition> request = List.of(new Acquisition(rule, client, 3));
+        engine.decide(request);
+        clock.advance(1);
+        Decision second = engine.decide(request);
+        long remaining = second.rules().get(0).remaining();
+
+        engine.giveBack(request, second.rules());
+        engine.giveBack(request, second.rules());
+
+        RuleDecision after = engine.decide(List.of(new Acquisition(rule, client, 1))).rules().get(0);
+        assertThat(after.remaining()).as("given back once: 3, then 1 taken").isLessThanOrEqualTo(remaining + 3 - 1);
+        assertThat(jedis.keys(prefix + "{once:*")).as("the state and its once key")
+                .containsExactlyInAnyOrder(engine.key(rule, client), engine.key(rule, client) + ":once");
+    }
+
+    @Test
+    void aGiveBackTooLateToChangeAnythingKeepsItsOnceKeyForAtMostAWindowAndASecond() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule rule = Rule.of("late", Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(10));
+        List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=192.0.2.10")));
+        Decision d = engine.decide(request);
+        clock.advance(10_001); // the window has ended: nothing to give back
+
+        engine.giveBack(request, d.rules());
+
+        assertThat(jedis.pttl(engine.key(rule, ClientKey.parse("ip=192.0.2.10")) + ":once"))
+                .as("the once key of a give-back that can change nothing any more: one window for lagging clocks, and"
+                        + " the margin").isBetween(1L, 11_000L);
+    }
+
     @Test
     void oneKeyPerRulePerClientHashTaggedOnRuleAndClient() {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);

@@ -90,6 +90,8 @@ class RedisTopologiesIT {
             long after = shared.roundTrips();
             Object count = incr.get();
             assertThat(shared.roundTrips() - after).as("through the new master's pool, not alone").isEqualTo(1);
+            assertThat(shared.lanes()).as("one lane, the new master's: the old master's went with it")
+                    .containsExactly(new redis.clients.jedis.HostAndPort("127.0.0.1", newMaster));
             assertThat((Long) count).as("the replica had the writes").isGreaterThan(6L);
         }
     }
@@ -161,6 +163,73 @@ class RedisTopologiesIT {
                 });
                 assertSharesRoundTrips(jedis, true);
             }
+        }
+    }
+
+    /**
+     * Late discovery, every mode: a limiter built while no seed answered decides its exact rules (in
+     * shared round trips) and its approximate rules (their sync pipelined over several slots) on
+     * Redis by itself once the seeds answer. In 0.2 the approximate rules stayed on their failure
+     * policy for the life of the application (Jedis' pipelined() of a client built without a
+     * provider throws forever).
+     */
+    @Test
+    void aLimiterBuiltWhileNoClusterSeedAnswersDecidesEveryModeOnRedisOnceTheyDo() {
+        try (RedisClusterGroup cluster = RedisClusterGroup.start(3)) {
+            cluster.nodes().forEach(RedisProcess::pause);
+            assertEveryModeOnRedisOnceItAnswers(TestRedisSettings.cluster(cluster.seeds()), true, 8,
+                    () -> cluster.nodes().forEach(RedisProcess::resume));
+        }
+    }
+
+    @Test
+    void aLimiterBuiltWhileNoSentinelAnswersDecidesEveryModeOnRedisOnceTheyDo() {
+        try (RedisSentinelGroup group = RedisSentinelGroup.start()) {
+            group.sentinels().forEach(RedisProcess::pause);
+            // more clients than one sync call holds: the sync is a pipeline of calls
+            assertEveryModeOnRedisOnceItAnswers(TestRedisSettings.sentinel(group.masterName(), group.sentinelNodes()), false,
+                    SyncScript.KEYS_PER_CALL + 10, () -> group.sentinels().forEach(RedisProcess::resume));
+        }
+    }
+
+    private static void assertEveryModeOnRedisOnceItAnswers(TestRedisSettings redis, boolean cluster, int clients,
+                                                            Runnable answer) {
+        dev.sluice.limiter.Rule exact = dev.sluice.limiter.Rule.of("exact", dev.sluice.limiter.Algorithm.FIXED_WINDOW,
+                1_000_000, Duration.ofHours(1));
+        dev.sluice.limiter.Rule approximate = dev.sluice.limiter.Rule.builder("approx").algorithm(dev.sluice.limiter.Algorithm.FIXED_WINDOW).limit(1_000_000)
+                .window(Duration.ofHours(1)).sync(Duration.ofMillis(100)).build();
+        dev.sluice.config.SluiceConfig.Builder config = dev.sluice.config.SluiceConfig.builder().rule(exact)
+                .rule(approximate).keyPrefix("t:late:").redisTimeout(Duration.ofMillis(100));
+        dev.sluice.config.SluiceConfig.RedisSettings settings = redis.timeout(Duration.ofMillis(100)).build();
+        config = cluster ? config.redisClusterNodes(settings.clusterNodes())
+                : config.redisSentinel(settings.sentinelMaster(), settings.sentinelNodes());
+        dev.sluice.internal.metrics.SluiceMetrics metrics = new dev.sluice.internal.metrics.SluiceMetrics();
+        java.util.function.BiFunction<dev.sluice.internal.LimiterStack, dev.sluice.limiter.Rule,
+                dev.sluice.limiter.RuleDecision.Source> sources = (stack, rule) -> {
+                    dev.sluice.limiter.RuleDecision.Source last = null;
+                    for (int c = 0; c < clients; c++) {
+                        last = stack.limiter().decide(List.of(new dev.sluice.limiter.Acquisition(rule,
+                                dev.sluice.key.ClientKey.of("late-" + c)))).rules().get(0).source();
+                    }
+                    return last;
+                };
+        try (dev.sluice.internal.LimiterStack stack = dev.sluice.internal.LimiterStack.build(config.build(),
+                dev.sluice.limiter.Clock.SYSTEM, null, metrics)) {
+            try {
+                assertThat(sources.apply(stack, exact)).isEqualTo(dev.sluice.limiter.RuleDecision.Source.BACKSTOP);
+                Poll.until(Duration.ofSeconds(5), "the approximate rule on its failure policy (its sync failed)",
+                        () -> sources.apply(stack, approximate) == dev.sluice.limiter.RuleDecision.Source.BACKSTOP);
+            } finally {
+                answer.run();
+            }
+            Poll.until(Duration.ofSeconds(15), "the exact rule decided by Redis",
+                    () -> sources.apply(stack, exact) == dev.sluice.limiter.RuleDecision.Source.REDIS);
+            Poll.until(Duration.ofSeconds(15), "the approximate rule decided from synced counts",
+                    () -> sources.apply(stack, approximate) == dev.sluice.limiter.RuleDecision.Source.APPROXIMATE);
+            long syncs = stack.approximate().engine().syncs();
+            Poll.until(Duration.ofSeconds(5), "syncs succeeding", () -> sources.apply(stack, approximate) != null
+                    && stack.approximate().engine().syncs() > syncs + 2);
+            assertThat(stack.redis().roundTrips().calls()).as("exact decisions in shared round trips").isPositive();
         }
     }
 

@@ -79,6 +79,7 @@ class ClusterEquivalenceIT {
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
             Models models = new Models();
             List<List<RuleDecision>> localDecided = new ArrayList<>();
+            java.util.Set<RuleDecision> localGivenBack = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             List<List<RuleDecision>> redisDecided = new ArrayList<>();
             List<List<Object>> modelDecided = new ArrayList<>();
             for (int s = 0; s < scenario.steps.size(); s++) {
@@ -88,7 +89,7 @@ class ClusterEquivalenceIT {
                 List<Acquisition> request = step.acquisitions();
                 if (step.isGiveBack()) {
                     int of = step.giveBackOf();
-                    local.giveBack(request, pick(localDecided.get(of), step.indices()));
+                    local.giveBack(request, EquivalenceTest.onceOnly(pick(localDecided.get(of), step.indices()), localGivenBack));
                     redis.giveBack(request, pick(redisDecided.get(of), step.indices()));
                     models.giveBack(request, pick(modelDecided.get(of), step.indices()), step.now());
                     request = request.stream().map(a -> new Acquisition(a.rule(), a.clientKey(), a.rule().capacity() + 1)).toList();

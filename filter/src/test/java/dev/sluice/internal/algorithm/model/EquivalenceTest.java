@@ -263,6 +263,7 @@ class EquivalenceTest {
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
             Models models = new Models();
             List<Decided> decided = new ArrayList<>();
+            Set<RuleDecision> localGivenBack = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             long latest = Long.MIN_VALUE;
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
@@ -279,7 +280,7 @@ class EquivalenceTest {
                 if (step.isGiveBack()) {
                     Decided of = decided.get(step.giveBackOf());
                     coverage.countGiveBack(request, of.pick(of.model, step.indices()));
-                    local.giveBack(request, of.pick(of.local, step.indices()));
+                    local.giveBack(request, onceOnly(of.pick(of.local, step.indices()), localGivenBack));
                     redis.giveBack(request, of.pick(of.redis, step.indices()));
                     models.giveBack(request, of.pick(of.model, step.indices()), step.now());
                     request = probes(request);
@@ -317,6 +318,7 @@ class EquivalenceTest {
         try (RateLimiter local = new LocalEngine(clock, 1_000)) {
             Models models = new Models();
             List<Decided> decided = new ArrayList<>();
+            Set<RuleDecision> localGivenBack = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             for (int s = 0; s < scenario.steps.size(); s++) {
                 Scenario.Step step = scenario.steps.get(s);
                 if (pauses.nextInt(10) == 0) Thread.sleep(1 + pauses.nextInt(12)); // time passing is the scenario here
@@ -330,7 +332,7 @@ class EquivalenceTest {
                     long at = redis.giveBackTimed(request, of.pick(of.redis, step.indices()));
                     if (at != Long.MIN_VALUE) {
                         clock.set(at);
-                        local.giveBack(request, of.pick(of.local, step.indices()));
+                        local.giveBack(request, onceOnly(of.pick(of.local, step.indices()), localGivenBack));
                         models.giveBack(request, of.pick(of.model, step.indices()), at);
                     }
                     request = probes(request);
@@ -364,6 +366,19 @@ class EquivalenceTest {
     }
 
     /** What one step's decision took, as each engine and the models tell it, for a later give-back. */
+    /**
+     * Once only: a take given back again (a scenario may give one back twice, as a retry underneath
+     * would send it) reaches Redis and the models as it is, where it changes nothing, and the local
+     * engine, which has no retries underneath and no once key, as taking nothing.
+     */
+    static List<RuleDecision> onceOnly(List<RuleDecision> picked, Set<RuleDecision> given) {
+        List<RuleDecision> out = new ArrayList<>(picked.size());
+        for (RuleDecision d : picked) {
+            out.add(d == null || given.add(d) ? d : new RuleDecision(d.rule(), d.allowed(), 0, 0, 0, 0, d.source()));
+        }
+        return out;
+    }
+
     private record Decided(List<RuleDecision> local, List<RuleDecision> redis, List<Object> model) {
         <T> List<T> pick(List<T> all, int[] indices) {
             List<T> out = new ArrayList<>(indices.length);

@@ -41,6 +41,16 @@ abstract class Model {
      */
     abstract void giveBack(Rule r, long now, long cost, Object taken);
 
+    /**
+     * Gives back as {@link #giveBack(Rule, long, long, Object)}, the request having been decided under
+     * {@code asTaken} and the figures in force now being {@code inForce} (a reload or a plan switch
+     * between the two): computed with the take's figures, which identify the take; an algorithm whose
+     * bound those figures would overstate gives less (see the token bucket).
+     */
+    void giveBack(Rule asTaken, Rule inForce, long now, long cost, Object taken) {
+        giveBack(asTaken, now, cost, taken);
+    }
+
     /** Whether the state at {@code now} decides exactly as a client never seen (its quota is full). */
     abstract boolean fresh(Rule r, long now);
 

@@ -42,7 +42,7 @@ final class Models {
             Model m = models[i];
             if (admitted && m.admits(a.rule(), now, a.cost())) {
                 long delay = m.delayMs(a.rule(), now);
-                taken[i] = m.take(a.rule(), now, a.cost());
+                taken[i] = new Take(m.take(a.rule(), now, a.cost())); // one object per take: its token
                 m.written(a.rule(), now);
                 states.put(key(a), m);
                 out[i] = Figures.taken(m, a.rule(), now, delay);
@@ -59,15 +59,32 @@ final class Models {
         return lastTaken;
     }
 
+    /** What a model's take returned, one object per take (a model may return equal or shared values for two takes). */
+    private record Take(Object taken) {
+        @Override
+        public boolean equals(Object o) {
+            return this == o;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
+        }
+    }
+
+    /** The takes given back so far: a give-back is applied once only, however often it is sent (the engines' tokens). */
+    private final java.util.Set<Object> givenBack = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+
     /** Gives back at {@code now} what {@code taken} (from {@link #lastTaken}) says each of {@code request}'s rules took. */
     void giveBack(List<Acquisition> request, List<Object> taken, long now) {
         for (int i = 0; i < request.size(); i++) {
             Acquisition a = request.get(i);
             if (taken.get(i) == null) continue;
+            if (!givenBack.add(taken.get(i))) continue; // once only: the same give-back again changes nothing
             Model m = states.get(key(a));
             if (m == null) continue;
             m.settle(now);
-            if (m.algorithm() == a.rule().algorithm()) m.giveBack(a.rule(), now, a.cost(), taken.get(i));
+            if (m.algorithm() == a.rule().algorithm()) m.giveBack(a.rule(), now, a.cost(), ((Take) taken.get(i)).taken());
         }
     }
 

@@ -66,6 +66,18 @@ final class TokenBucketModel extends Model {
         refunded = refunded.plus(refund);
     }
 
+    /**
+     * Under figures in force that refill faster ({@code limit} up) or hold less ({@code burst} down)
+     * than the request's, the bucket may have filled up since the take more than the take's figures
+     * tell, so nothing is given back; otherwise the request's figures bound the give-back, as they
+     * understate what its absence would have left (docs/algorithms.md, "Changed figures").
+     */
+    @Override
+    void giveBack(Rule asTaken, Rule inForce, long now, long cost, Object taken) {
+        if (inForce.limit() > asTaken.limit() || inForce.burst() < asTaken.burst()) return;
+        giveBack(asTaken, now, cost, taken);
+    }
+
     @Override
     boolean fresh(Rule r, long now) {
         return tokensAt(r, now).compareTo(Ratio.of(r.burst())) == 0;
