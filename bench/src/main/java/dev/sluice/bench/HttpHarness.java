@@ -93,14 +93,12 @@ public final class HttpHarness {
     private static void printSluiceMetrics() {
         try {
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            for (ObjectName name : server.queryNames(new ObjectName("dev.sluice:*"), null)) {
-                try {
-                    System.out.printf("SLUICE %s decisions=%s fallback=%s timeouts=%s errors=%s%n", name,
-                            server.getAttribute(name, "Decisions"), server.getAttribute(name, "FallbackDecisions"),
-                            server.getAttribute(name, "RedisTimeouts"), server.getAttribute(name, "RedisErrors"));
-                } catch (JMException notTheLimiterBean) {
-                    // a per-rule bean: no such attributes
-                }
+            for (ObjectName name : server.queryNames(new ObjectName("dev.sluice:type=RateLimiter,*"), null)) {
+                long decisions = ((Number) server.getAttribute(name, "Allowed")).longValue()
+                        + ((Number) server.getAttribute(name, "Denied")).longValue();
+                System.out.printf("SLUICE %s decisions=%d fallback=%s timeouts=%s errors=%s%n", name, decisions,
+                        server.getAttribute(name, "FallbackDecisions"), server.getAttribute(name, "RedisTimeouts"),
+                        server.getAttribute(name, "RedisErrors"));
             }
         } catch (JMException e) {
             System.out.println("SLUICE metrics unavailable: " + e);
