@@ -87,15 +87,10 @@ public final class ProfileSummary {
         row.of("socket writes and reads (`write`/`read` system calls), all", sum(requests, s -> s.has("__GI_write") || s.has("__GI_read")
                 || s.has("__libc_write") || s.has("__libc_read") || s.has("__write") || s.has("__read")));
         filterOwn(row, requests);
-        Map<String, Long> leaves = new LinkedHashMap<>();
-        for (Stack s : requests) {
-            if (s.filterOwn() >= 0) leaves.merge(name(s.frames()[s.frames().length - 1]), s.samples(), Long::sum);
-        }
-        if (!leaves.isEmpty()) {
-            row.of("the filter's own code by the frame on CPU (the leaf: where the time is spent)", -1);
-            leaves.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(12)
-                    .forEach(e -> row.of("  `" + e.getKey() + "`", e.getValue()));
-        }
+        top(row, requests, "the filter's own code by the frame on CPU (the leaf: where the time is spent)", 12,
+                s -> name(s.frames()[s.frames().length - 1]));
+        top(row, requests, "the filter's own code by the nearest method of Sluice or Jedis above the leaf (the JDK and native code it calls folded in)",
+                12, ProfileSummary::nearestOwn);
         if (requests.stream().anyMatch(s -> s.has("SharedRoundTrips.evalsha"))) {
             row.of("the Redis call path (`SharedRoundTrips.evalsha`)", sum(requests, s -> s.has("SharedRoundTrips.evalsha")));
             row.of("  carrying round trips for others and itself (`carry`)", sum(requests, s -> s.has("SharedRoundTrips.carry")));
@@ -134,16 +129,11 @@ public final class ProfileSummary {
         row.header("where");
         row.of("the servlet (chain to `HttpServlet.service`, its response included)", sum(requests, s -> s.has("HttpServlet.service")));
         filterOwn(row, requests);
-        Map<String, Long> classes = new LinkedHashMap<>();
-        for (Stack s : requests) {
-            if (s.filterOwn() < 0) continue;
-            classes.merge(s.frames()[s.frames().length - 1], s.samples(), Long::sum);
-        }
-        if (!classes.isEmpty()) {
-            row.of("the filter's own allocations by class:", -1);
-            classes.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(10)
-                    .forEach(e -> row.of("  `" + e.getKey() + "`", e.getValue()));
-        }
+        top(row, requests, "the filter's own allocations by class", 10, s -> name(s.frames()[s.frames().length - 1]));
+        top(row, requests, "the filter's own allocations by the allocating method", 12,
+                s -> s.frames().length > 1 ? name(s.frames()[s.frames().length - 2]) : "?");
+        top(row, requests, "the filter's own allocations by the nearest method of Sluice or Jedis (the JDK code it calls folded in)", 12,
+                ProfileSummary::nearestOwn);
         w.println();
         w.flush();
         return text.toString();
@@ -174,6 +164,30 @@ public final class ProfileSummary {
                     .filter(d -> d.getValue() * 10 >= e.getValue())
                     .forEach(d -> row.of("    " + d.getKey(), d.getValue()));
         });
+    }
+
+    /** The {@code limit} largest groups of the filter's own stacks by {@code key}, under a heading row. */
+    private static void top(Row row, List<Stack> requests, String heading, int limit, java.util.function.Function<Stack, String> key) {
+        Map<String, Long> groups = new LinkedHashMap<>();
+        for (Stack s : requests) {
+            if (s.filterOwn() >= 0) groups.merge(key.apply(s), s.samples(), Long::sum);
+        }
+        if (groups.isEmpty()) return;
+        row.of(heading, -1);
+        groups.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(limit)
+                .forEach(e -> row.of("  `" + e.getKey() + "`", e.getValue()));
+    }
+
+    /** The innermost frame of Sluice ({@code dev.sluice}) or Jedis ({@code redis.clients}) in a filter stack: whose code it is. */
+    private static String nearestOwn(Stack s) {
+        int filter = s.filterOwn();
+        for (int i = s.frames().length - 1; i > filter; i--) {
+            String f = s.frames()[i];
+            if (f.startsWith("dev/sluice/") || f.startsWith("redis/clients/") || f.startsWith("dev.sluice.") || f.startsWith("redis.clients.")) {
+                return name(f);
+            }
+        }
+        return name(s.frames()[filter]) + " (itself, or the container's code it calls)";
     }
 
     private static String name(String frame) {

@@ -25,11 +25,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * reply. A limiter that keeps its state in Redis and asks it once per request cannot do less.
  *
  * <p>Init-params: {@code redis.host} (default 127.0.0.1), {@code redis.port} (required). A failed
- * call closes that thread's socket and fails the request (a 500): the harness counts non-2xx.
+ * call closes that thread's socket and fails the request (a 500): the harness counts non-2xx. A
+ * Redis that stops answering hangs the request threads (no read timeout): a benchmark's risk only.
  */
 public final class FloorFilter implements Filter {
 
     private static final byte[] REPLY = ":1\r\n".getBytes(StandardCharsets.US_ASCII);
+    /** Connecting, and the one call at init; the requests' reads block without a timeout (see {@link #open}). */
     private static final int TIMEOUT_MS = 2_000;
 
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
@@ -44,6 +46,7 @@ public final class FloorFilter implements Filter {
         if (port == null) throw new ServletException("init-param redis.port is required");
         redis = new InetSocketAddress(host == null ? "127.0.0.1" : host, Integer.parseInt(port.trim()));
         try (Socket s = open()) {
+            s.setSoTimeout(TIMEOUT_MS);
             // SCRIPT LOAD answers the script's SHA-1 as a bulk string: $40\r\n<sha>\r\n
             s.getOutputStream().write(resp("SCRIPT", "LOAD", "return 1"));
             byte[] reply = new byte["$40\r\n".length() + 40 + 2];
@@ -91,11 +94,15 @@ public final class FloorFilter implements Filter {
         sockets.clear();
     }
 
+    /**
+     * A connected socket, without a read timeout: the JDK reads a socket that has one in non-blocking
+     * mode (read, {@code poll}, read again: three system calls where one blocking read does), and
+     * the floor is the least a round trip can cost. (Jedis sets one, so Sluice pays those calls.)
+     */
     private Socket open() throws IOException {
         Socket s = new Socket();
         s.setTcpNoDelay(true);
         s.connect(redis, TIMEOUT_MS);
-        s.setSoTimeout(TIMEOUT_MS);
         return s;
     }
 
