@@ -1,14 +1,12 @@
 package dev.sluice.bench;
 
+import dev.sluice.bench.webapp.Hello;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
-import jakarta.servlet.http.HttpServlet;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import org.apache.catalina.Context;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
@@ -21,7 +19,6 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -167,19 +164,6 @@ public final class HttpHarness {
         @Override
         public void destroy() {
             jedis.close();
-        }
-    }
-
-    /** The trivial application. */
-    static final class Hello extends HttpServlet {
-        private static final long serialVersionUID = 1L;
-        private static final byte[] OK = "ok".getBytes(StandardCharsets.US_ASCII);
-
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType("text/plain");
-            resp.setContentLength(OK.length);
-            resp.getOutputStream().write(OK);
         }
     }
 }

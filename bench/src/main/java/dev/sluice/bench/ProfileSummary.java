@@ -67,10 +67,10 @@ public final class ProfileSummary {
      * @param rps                 the requests per second of that run (NaN: unknown)
      */
     static String cpu(String variant, Path collapsed, double cpuMicrosPerRequest, double rps) throws IOException {
-        List<Stack> stacks = load(collapsed);
-        long all = sum(stacks);
-        List<Stack> requests = stacks.stream().filter(s -> s.has("Http11Processor.service")).toList();
-        long req = sum(requests);
+        Profile p = Profile.load(collapsed);
+        List<Stack> requests = p.requests();
+        long all = p.all();
+        long req = p.requestTotal();
         StringWriter text = new StringWriter();
         PrintWriter w = new PrintWriter(text);
         boolean perRequest = !Double.isNaN(cpuMicrosPerRequest);
@@ -115,10 +115,10 @@ public final class ProfileSummary {
      * @param bytesPerRequest what the JVM's threads allocated per request over the profiled run
      */
     static String allocation(String variant, Path collapsed, double bytesPerRequest) throws IOException {
-        List<Stack> stacks = load(collapsed);
-        long all = sum(stacks);
-        List<Stack> requests = stacks.stream().filter(s -> s.has("Http11Processor.service")).toList();
-        long req = sum(requests);
+        Profile p = Profile.load(collapsed);
+        List<Stack> requests = p.requests();
+        long all = p.all();
+        long req = p.requestTotal();
         StringWriter text = new StringWriter();
         PrintWriter w = new PrintWriter(text);
         w.printf(Locale.ROOT, "Allocation profile of `%s` (async-profiler, `event=alloc`, %,d sampled bytes, %.0f%% of them by "
@@ -213,14 +213,18 @@ public final class ProfileSummary {
         }
     }
 
-    private static List<Stack> load(Path collapsed) throws IOException {
-        List<Stack> stacks = new ArrayList<>();
-        for (String line : Files.readAllLines(collapsed)) {
-            int space = line.lastIndexOf(' ');
-            if (space < 0) continue;
-            stacks.add(new Stack(line.substring(0, space).split(";"), Long.parseLong(line.substring(space + 1).trim())));
+    /** A profile: all its samples (or bytes), and the stacks of Tomcat's request threads with their total. */
+    private record Profile(long all, List<Stack> requests, long requestTotal) {
+        static Profile load(Path collapsed) throws IOException {
+            List<Stack> stacks = new ArrayList<>();
+            for (String line : Files.readAllLines(collapsed)) {
+                int space = line.lastIndexOf(' ');
+                if (space < 0) continue;
+                stacks.add(new Stack(line.substring(0, space).split(";"), Long.parseLong(line.substring(space + 1).trim())));
+            }
+            List<Stack> requests = stacks.stream().filter(s -> s.has("Http11Processor.service")).toList();
+            return new Profile(sum(stacks), requests, sum(requests));
         }
-        return stacks;
     }
 
     private static long sum(List<Stack> stacks) {
