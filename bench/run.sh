@@ -29,6 +29,7 @@
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
 #        PROFILE=1 bench/run.sh http  # profile the embedded Tomcat's filter (async-profiler; ~1 minute more)
 #        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
+#        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1
 #        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
@@ -116,7 +117,7 @@ log "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $RE
 if part jmh && [ -z "${SKIP_JMH:-}" ]; then
   log "JMH suite: parts=$PARTS rounds=$ROUNDS${FULL:+ full}"
   java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.Suite --out "$OUT" \
-    --rounds "$ROUNDS" --parts "$PARTS" --impls "$IMPLS" ${FULL:+--full} | tee "$OUT/suite.log"
+    --rounds "$ROUNDS" --parts "$PARTS" --impls "$IMPLS" ${FULL:+--full} ${THREADS:+--threads "$THREADS"} | tee "$OUT/suite.log"
 fi
 
 # ---------------------------------------------------------------- the approximate mode (rule.<name>.sync)

@@ -125,6 +125,7 @@ final class Report {
                 Suite.Samples b4j = redis("bucket4j", wl, "token-bucket", true, t);
                 Suite.Samples sluice = redis("sluice", wl, "token-bucket", true, t);
                 Suite.Samples unshared = redis("sluice-unshared", wl, "token-bucket", true, t);
+                if (b4j == null && sluice == null && unshared == null) continue; // a thread count not run
                 w.printf(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |%n", wl, t, ops(floor), ops(b4j), ops(sluice),
                         ops(unshared), ratio(sluice, b4j), wl == Workload.EXHAUSTED ? "(cache)" : ratio(sluice, floor),
                         ratio(sluice, unshared));
