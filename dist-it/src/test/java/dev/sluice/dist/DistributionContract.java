@@ -1,19 +1,19 @@
 package dev.sluice.dist;
 
+import dev.sluice.it.support.Container;
+import dev.sluice.it.support.EveryContainer;
+import dev.sluice.it.support.ExampleApp;
+import dev.sluice.it.support.ExampleWar;
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.Poll;
 import dev.sluice.testing.TestRedis;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import javax.management.ObjectName;
-import java.net.URI;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -21,21 +21,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What Sluice promises on every supported container, checked in the distribution a user downloads:
- * two instances of it started with its own scripts, sharing one Redis, the example WAR deployed as
- * its users deploy. Each subclass names a distribution; its two servers start once (in parallel)
- * for all the tests of the class, and every test undeploys what it deployed.
+ * instances of it started with its own scripts, sharing one Redis, the example WAR deployed as its
+ * users deploy. Each subclass names a distribution; its servers ({@link Distribution}) start once
+ * (in parallel) for all the tests of the class, and every test undeploys what it deployed. The
+ * tests written once for every container ({@link EveryContainer}: src-it runs them on the embedded
+ * containers) run here too; the tests below are the distributions' own: how each reports a failed
+ * deployment, and what a redeploy leaves behind in a long-running server.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class DistributionContract {
+abstract class DistributionContract implements EveryContainer {
 
-    static final int CLIENTS = 48;
-    static final int REQUESTS_PER_CLIENT = 6;
+    private final Distribution distribution = new Distribution(serverName(), this::createServer);
 
-    List<Server> fleet;
-    Map<String, String> environment;
+    /** The name of the servers' base directories, e.g. {@code tomcat10}: {@code tomcat10-1}, ... */
+    abstract String serverName();
 
-    /** Two instances of the distribution, not yet started, whose processes get {@code environment}. */
-    abstract List<Server> createFleet(String fleetName, Map<String, String> environment);
+    /** One server of the distribution, not yet started, named {@code name}, whose process gets {@code environment}. */
+    abstract Server createServer(String name, Map<String, String> environment);
 
     /** What the container shows, besides its main log naming the key, when a deployment failed. */
     abstract void assertFailedDeployment(Server server, String context, Server.Deployment deployment);
@@ -44,90 +46,21 @@ abstract class DistributionContract {
     void assertNoLeakWarnings(Server server) {
     }
 
+    @Override
+    public Container container() {
+        return distribution;
+    }
+
     @BeforeAll
-    void startFleet() {
-        String fleetName = getClass().getSimpleName();
-        environment = Servers.environment(fleetName);
-        System.out.printf("DIST %s: Redis %s (%s)%n", fleetName, TestRedis.url(), TestRedis.how());
-        fleet = Servers.startAll(createFleet(fleetName, environment));
-    }
-
-    @AfterAll
-    void stopFleet() {
-        if (fleet != null) Servers.closeAll(fleet);
-    }
-
-    @Test
-    void twoInstancesSharingOneRedisAllowExactlyTheLimit() throws Exception {
-        // the limit, the algorithm and the key prefix come from the server processes' environment
-        // through the placeholders of the WAR's ratelimit.properties; a shared 2-core machine needs
-        // more than the default 50 ms Redis timeout for no decision to fall back
-        Path war = ExampleWar.withInitParams(Map.of("redis.timeout", "500ms"));
-        Servers.eachInParallel(fleet, s -> s.deployServing("fleet", war));
-        try {
-            List<URI> targets = fleet.stream().map(s -> s.uri("fleet", "/api/fleet")).toList();
-            Crowd.Outcome o = Crowd.hammer(targets, CLIENTS, REQUESTS_PER_CLIENT);
-            System.out.printf("DIST %s fleet: %s%n", getClass().getSimpleName(), o);
-            assertThat(o.other()).as("no other status than 200 and 429").isZero();
-            assertThat(o.allowed()).as("the two instances together allow exactly the limit").isEqualTo(Servers.LIMIT);
-            assertThat(o.allowed() + o.denied()).isEqualTo(CLIENTS * REQUESTS_PER_CLIENT);
-
-            // the MXBeans of each instance, read over JMX as an operator would, account for the same requests
-            ObjectName bean = Jmx.sluiceBean("fleet");
-            long allowed = 0;
-            long denied = 0;
-            for (Server s : fleet) {
-                allowed += s.jmx().longAttribute(bean, "Allowed");
-                denied += s.jmx().longAttribute(bean, "Denied");
-                assertThat(s.jmx().attribute(bean, "BreakerState")).isEqualTo("CLOSED");
-                assertThat(s.jmx().longAttribute(bean, "FallbackDecisions")).isZero();
-            }
-            assertThat(allowed).as("Allowed over JMX, both instances").isEqualTo(o.allowed());
-            assertThat(denied).as("Denied over JMX, both instances").isEqualTo(o.denied());
-        } finally {
-            Servers.eachInParallel(fleet, s -> s.undeploy("fleet"));
-        }
-    }
-
-    @Test
-    void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() {
-        Server server = fleet.get(0);
-        server.deployServing("denial", ExampleWar.withInitParams(Map.of(
-                "key-prefix", TestRedis.uniquePrefix("dist-denial"), "rule.api.limit", "3")));
-        try {
-            HttpResponse<String> first = Http.get(server.uri("denial", "/api/hello"));
-            assertThat(first.statusCode()).isEqualTo(200);
-            assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=3600");
-            assertThat(RateLimitField.item(first, "api")[0]).isEqualTo(2);
-            assertThat(first.headers().firstValue("X-RateLimit-Limit")).hasValue("3");
-            assertThat(first.headers().firstValue("X-RateLimit-Remaining")).hasValue("2");
-            Http.get(server.uri("denial", "/api/hello"));
-            assertThat(Http.get(server.uri("denial", "/api/hello")).statusCode()).isEqualTo(200);
-
-            HttpResponse<String> denied = Http.get(server.uri("denial", "/api/hello"));
-            assertThat(denied.statusCode()).isEqualTo(429);
-            long retryAfter = Long.parseLong(denied.headers().firstValue("Retry-After").orElseThrow());
-            assertThat(retryAfter).isBetween(1L, 3600L);
-            long[] api = RateLimitField.item(denied, "api");
-            assertThat(api[0]).isZero();
-            assertThat(api[1]).isBetween(1L, retryAfter);
-            assertThat(denied.headers().firstValue("Cache-Control")).hasValue("no-store");
-            assertThat(denied.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
-            assertThat(denied.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
-            assertThat(denied.headers().firstValue("X-RateLimit-Reset")).hasValue(Long.toString(api[1]));
-            assertThat(denied.body())
-                    .contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
-                    .contains("\"status\":429")
-                    .contains("\"violated-policies\":[\"api\"]");
-        } finally {
-            server.undeploy("denial");
-        }
+    void startServers() {
+        System.out.printf("DIST %s: Redis %s (%s)%n", getClass().getSimpleName(), TestRedis.url(), TestRedis.how());
+        distribution.servers(2); // the tests below use two; the third starts with the first fleet of three
     }
 
     @Test
     void badConfigurationFailsTheDeploymentAndTheMainLogNamesTheKey() {
-        Server server = fleet.get(0);
-        Server.Deployment d = server.deploy("typo", ExampleWar.withInitParams(Map.of("rule.api.windw", "1m")));
+        Server server = distribution.servers(1).get(0);
+        Server.Deployment d = server.deploy("typo", war(ExampleApp.named("dist-typo").with("rule.api.windw", "1m")));
         try {
             System.out.printf("DIST %s bad configuration: %s%n", server, d);
             assertThat(d.deployed()).as("%s reports typo.war deployed (%s)", server, d.evidence()).isFalse();
@@ -143,12 +76,11 @@ abstract class DistributionContract {
 
     @Test
     void redeployingThreeTimesLeaksNoThreadsConnectionsNorClassLoaders() {
-        Server server = fleet.get(1);
+        Server server = distribution.servers(2).get(1);
         long pid = server.process().jvmPid();
         // a leaky-bucket rule with max-delay: the filter's own timer thread runs too
-        Path war = ExampleWar.withInitParams(Map.of("key-prefix", TestRedis.uniquePrefix("dist-cycle"),
-                "rule.api.algorithm", "leaky-bucket", "rule.api.limit", "100", "rule.api.window", "1s",
-                "rule.api.burst", "5", "rule.api.max-delay", "100ms"));
+        Path war = war(ExampleApp.named("dist-cycle").with("rule.api.algorithm", "leaky-bucket",
+                "rule.api.limit", "100", "rule.api.window", "1s", "rule.api.burst", "5", "rule.api.max-delay", "100ms"));
         int threadsBefore = server.jmx().threadNames().size();
         cycle(server, war); // the first deployment also warms the container's own pools and caches
         server.jmx().gc();
@@ -185,6 +117,11 @@ abstract class DistributionContract {
         assertNoLeakWarnings(server);
     }
 
+    /** The example WAR with {@code app}'s Sluice keys in its {@code web.xml}, to deploy by hand. */
+    private static Path war(ExampleApp app) {
+        return ExampleWar.withInitParams(app.sluice(), Server.serversDir().resolve("wars"));
+    }
+
     /** Deploys, uses (every kind of Sluice thread and connection started), and undeploys the WAR once. */
     private static void cycle(Server server, Path war) {
         server.deployServing("cycle", war);
@@ -208,35 +145,5 @@ abstract class DistributionContract {
         List<String> added = new ArrayList<>(now);
         before.forEach(added::remove);
         return "new " + added;
-    }
-
-    @Test
-    void leakyBucketReleasesABurstOneDrainSlotApartWithServletAsync() throws Exception {
-        Server server = fleet.get(0);
-        // 10 a second: one slot every 100 ms; up to 6 requests may wait at most 600 ms
-        Map<String, String> params = new LinkedHashMap<>();
-        params.put("key-prefix", TestRedis.uniquePrefix("dist-leaky"));
-        params.put("rule.api.algorithm", "leaky-bucket");
-        params.put("rule.api.limit", "10");
-        params.put("rule.api.window", "1s");
-        params.put("rule.api.burst", "6");
-        params.put("rule.api.max-delay", "600ms");
-        server.deployServing("leaky", ExampleWar.withInitParams(params));
-        try {
-            Http.get(server.uri("leaky", "/health")); // a warm connection pool and servlet: the burst measures Sluice
-            Crowd.Burst b = Crowd.burst(server.uri("leaky", "/api/shaped"), 12);
-            System.out.printf("DIST %s leaky: admitted %d at %s ms, refused %d%n", server, b.admittedAtMs().size(),
-                    b.admittedAtMs(), b.refused());
-            List<Long> at = b.admittedAtMs();
-            int drained = (int) (b.lastAnswerMs() / 100) + 1;
-            assertThat(at.size()).as("the queue's worth is admitted, plus what drained meanwhile").isBetween(6, 6 + drained);
-            assertThat(b.refused()).isEqualTo(12 - at.size());
-            // unshaped, they would all answer within a few ms of each other; half the ideal spread is required
-            long spread = at.get(at.size() - 1) - at.get(1);
-            assertThat(spread).as("admitted requests after the first are released one drain slot apart")
-                    .isGreaterThanOrEqualTo((at.size() - 2) * 100L / 2);
-        } finally {
-            server.undeploy("leaky");
-        }
     }
 }

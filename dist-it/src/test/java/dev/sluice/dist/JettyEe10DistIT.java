@@ -1,6 +1,5 @@
 package dev.sluice.dist;
 
-import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,13 +10,13 @@ class JettyEe10DistIT extends DistributionContract {
     static final String ENVIRONMENT = "ee10";
 
     @Override
-    List<Server> createFleet(String fleetName, Map<String, String> environment) {
-        return jettys("jetty-" + ENVIRONMENT, ENVIRONMENT, environment);
+    String serverName() {
+        return "jetty-" + ENVIRONMENT;
     }
 
-    static List<Server> jettys(String name, String ee, Map<String, String> environment) {
-        var home = Server.dirProperty("dist.jetty.home");
-        return List.of(JettyServer.create(name + "-1", home, ee, environment), JettyServer.create(name + "-2", home, ee, environment));
+    @Override
+    Server createServer(String name, Map<String, String> environment) {
+        return JettyServer.create(name, Server.dirProperty("dist.jetty.home"), ENVIRONMENT, environment);
     }
 
     @Override

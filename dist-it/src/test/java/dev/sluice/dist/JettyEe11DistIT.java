@@ -1,6 +1,5 @@
 package dev.sluice.dist;
 
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -10,8 +9,13 @@ import java.util.Map;
 class JettyEe11DistIT extends DistributionContract {
 
     @Override
-    List<Server> createFleet(String fleetName, Map<String, String> environment) {
-        return JettyEe10DistIT.jettys("jetty-ee11", "ee11", environment);
+    String serverName() {
+        return "jetty-ee11";
+    }
+
+    @Override
+    Server createServer(String name, Map<String, String> environment) {
+        return JettyServer.create(name, Server.dirProperty("dist.jetty.home"), "ee11", environment);
     }
 
     @Override

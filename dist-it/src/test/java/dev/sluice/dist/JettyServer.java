@@ -1,5 +1,6 @@
 package dev.sluice.dist;
 
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.Poll;
 
 import java.io.IOException;
@@ -116,5 +117,10 @@ final class JettyServer extends Server {
     @Override
     String mainLog() {
         return console();
+    }
+
+    @Override
+    List<Path> logFiles() {
+        return List.of(process().consoleFile());
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.dist;
 
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.Poll;
 
 import java.io.IOException;
@@ -12,6 +13,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -63,6 +67,44 @@ abstract class Server implements AutoCloseable {
 
     /** The container's main log: where an operator looks first (console, or {@code server.log}). */
     abstract String mainLog();
+
+    /** Every file the server logs to now: its console, and its log files (Tomcat's dated logs appear as they roll). */
+    abstract List<Path> logFiles();
+
+    /** How long each of the server's log files is now: where {@link #logSince} starts. */
+    Map<Path, Long> logMark() {
+        Map<Path, Long> mark = new HashMap<>();
+        for (Path file : logFiles()) mark.put(file, size(file));
+        return mark;
+    }
+
+    /** What the server logged since {@code mark}, file after file, each headed with its name. */
+    String logSince(Map<Path, Long> mark) {
+        StringBuilder all = new StringBuilder();
+        for (Path file : logFiles()) {
+            try (java.io.RandomAccessFile in = new java.io.RandomAccessFile(file.toFile(), "r")) {
+                long from = Math.min(mark.getOrDefault(file, 0L), in.length());
+                byte[] added = new byte[(int) (in.length() - from)];
+                in.seek(from);
+                in.readFully(added);
+                all.append("==> ").append(file.getFileName()).append(" <==\n")
+                        .append(new String(added, java.nio.charset.StandardCharsets.UTF_8)).append('\n');
+            } catch (java.io.FileNotFoundException notYet) {
+                // a log the server has not written yet
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return all.toString();
+    }
+
+    private static long size(Path file) {
+        try {
+            return Files.exists(file) ? Files.size(file) : 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 
     /** Starts the server and waits for it; prints and remembers the start-up time. */
     final Server start() {

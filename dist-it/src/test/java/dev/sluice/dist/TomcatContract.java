@@ -1,17 +1,9 @@
 package dev.sluice.dist;
 
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The contract on Tomcat: what Tomcat logs about a failed context and about leaks. */
 abstract class TomcatContract extends DistributionContract {
-
-    static List<Server> tomcats(String name, Path home, Map<String, String> environment) {
-        return List.of(TomcatServer.create(name + "-1", home, environment), TomcatServer.create(name + "-2", home, environment));
-    }
 
     @Override
     void assertFailedDeployment(Server server, String context, Server.Deployment deployment) {

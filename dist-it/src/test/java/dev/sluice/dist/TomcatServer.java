@@ -1,5 +1,6 @@
 package dev.sluice.dist;
 
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.Poll;
 
 import java.io.IOException;
@@ -113,14 +114,30 @@ final class TomcatServer extends Server {
     @Override
     String mainLog() {
         StringBuilder all = new StringBuilder(console());
+        for (Path log : logFiles().subList(1, logFiles().size())) {
+            all.append("\n==> ").append(log.getFileName()).append(" <==\n").append(read(log));
+        }
+        return all.toString();
+    }
+
+    /** The console, then the {@code catalina} and {@code localhost} logs of {@code logs/}. */
+    @Override
+    List<Path> logFiles() {
+        List<Path> files = new java.util.ArrayList<>(List.of(process().consoleFile()));
         try (Stream<Path> logs = Files.list(base.resolve("logs"))) {
-            for (Path log : logs.filter(p -> p.getFileName().toString().matches("(catalina|localhost)\\..*\\.log")).sorted().toList()) {
-                all.append("\n==> ").append(log.getFileName()).append(" <==\n").append(Files.readString(log));
-            }
+            logs.filter(p -> p.getFileName().toString().matches("(catalina|localhost)\\..*\\.log")).sorted().forEach(files::add);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return all.toString();
+        return files;
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Tomcat's {@code catalina.<date>.log} alone. */

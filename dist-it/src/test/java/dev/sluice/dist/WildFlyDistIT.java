@@ -1,7 +1,6 @@
 package dev.sluice.dist;
 
 import java.nio.file.Files;
-import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,9 +9,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WildFlyDistIT extends DistributionContract {
 
     @Override
-    List<Server> createFleet(String fleetName, Map<String, String> environment) {
-        var home = Server.dirProperty("dist.wildfly.home");
-        return List.of(WildFlyServer.create("wildfly-1", home, environment), WildFlyServer.create("wildfly-2", home, environment));
+    String serverName() {
+        return "wildfly";
+    }
+
+    @Override
+    Server createServer(String name, Map<String, String> environment) {
+        return WildFlyServer.create(name, Server.dirProperty("dist.wildfly.home"), environment);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.sluice.dist;
 
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.Poll;
 
 import java.io.IOException;
@@ -133,6 +134,12 @@ final class WildFlyServer extends Server {
     @Override
     String mainLog() {
         return read(base.resolve("log/server.log"));
+    }
+
+    /** {@code server.log} (the console repeats it). */
+    @Override
+    List<Path> logFiles() {
+        return List.of(base.resolve("log/server.log"));
     }
 
     private static String read(Path file) {

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleApp;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,7 +15,7 @@ class FilterBehaviourEe11IT extends FilterBehaviourIT {
 
     @Test
     void theWarRunsOnServlet61() throws Exception {
-        try (WebApp app = start(ExampleWar.params("ee11-servlet"))) {
+        try (WebApp app = start(ExampleApp.named("ee11-servlet").sluice())) {
             assertThat(app.servletVersion()).isEqualTo("6.1");
         }
     }

@@ -1,5 +1,8 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleApp;
+import dev.sluice.it.support.Http;
+import dev.sluice.it.support.RateLimitField;
 import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +31,7 @@ class FilterBehaviourIT {
     @Test
     void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
         StandardError.Captured<WebApp> started = StandardError.during(() -> {
-            WebApp app = start(WebApp.params("clean-start"));
+            WebApp app = start(ExampleApp.named("clean-start").sluice());
             return app;
         });
         try (WebApp app = started.value()) {
@@ -37,43 +40,12 @@ class FilterBehaviourIT {
         }
     }
 
-    @Test
-    void deniedRequestGetsStatusRetryAfterNoStoreHeadersAndProblemBody() throws Exception {
-        try (WebApp app = start(WebApp.params("denial",
-                "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {
-            HttpResponse<String> first = Http.get(app.uri("/api/hello"));
-            assertThat(first.statusCode()).isEqualTo(200);
-            assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=3600");
-            assertThat(item(first, "api")[0]).isEqualTo(2);
-            assertThat(first.headers().firstValue("X-RateLimit-Limit")).hasValue("3");
-            assertThat(first.headers().firstValue("X-RateLimit-Remaining")).hasValue("2");
-
-            Http.get(app.uri("/api/hello"));
-            assertThat(Http.get(app.uri("/api/hello")).statusCode()).isEqualTo(200);
-            HttpResponse<String> denied = Http.get(app.uri("/api/hello"));
-
-            assertThat(denied.statusCode()).isEqualTo(429);
-            long retryAfter = Long.parseLong(denied.headers().firstValue("Retry-After").orElseThrow());
-            assertThat(retryAfter).isBetween(1L, 3600L);
-            long[] api = item(denied, "api");
-            assertThat(api[0]).isZero();
-            assertThat(api[1]).isBetween(1L, retryAfter);
-            assertThat(denied.headers().firstValue("Cache-Control")).hasValue("no-store");
-            assertThat(denied.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
-            assertThat(denied.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
-            assertThat(denied.headers().firstValue("X-RateLimit-Reset")).hasValue(Long.toString(api[1]));
-            assertThat(denied.body())
-                    .contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
-                    .contains("\"status\":429")
-                    .contains("\"violated-policies\":[\"api\"]");
-        }
-    }
 
     @Test
     void allowedResponseTellsWhenMoreQuotaComesNotWhenTheQuotaIsFull() throws Exception {
         // the WAR's 10-a-minute token bucket: after two requests the next token comes in 6 s, a full bucket in 12 s
-        try (WebApp app = start(WebApp.params("next",
-                "rule.api.algorithm", "token-bucket", "rule.api.limit", "10", "rule.api.window", "1m"))) {
+        try (WebApp app = start(ExampleApp.named("next").with(
+                "rule.api.algorithm", "token-bucket", "rule.api.limit", "10", "rule.api.window", "1m").sluice())) {
             Http.get(app.uri("/api/hello"));
             HttpResponse<String> second = Http.get(app.uri("/api/hello"));
             assertThat(second.statusCode()).isEqualTo(200);
@@ -89,8 +61,8 @@ class FilterBehaviourIT {
 
     @Test
     void statusCodeIsConfigurable() throws Exception {
-        try (WebApp app = start(WebApp.params("status", "status-code", "503",
-                "rule.api.limit", "1", "rule.api.window", "1h"))) {
+        try (WebApp app = start(ExampleApp.named("status").with("status-code", "503",
+                "rule.api.limit", "1", "rule.api.window", "1h").sluice())) {
             Http.get(app.uri("/api/a"));
             HttpResponse<String> denied = Http.get(app.uri("/api/a"));
             assertThat(denied.statusCode()).isEqualTo(503);
@@ -98,48 +70,19 @@ class FilterBehaviourIT {
         }
     }
 
-    @Test
-    void loginRuleLimitsPostsOnly() throws Exception {
-        // an hour-long window: six posts cannot straddle two of the WAR's one-minute windows
-        try (WebApp app = start(WebApp.params("login", "rule.login.window", "1h"))) {
-            for (int i = 0; i < 5; i++) {
-                assertThat(Http.post(app.uri("/login")).statusCode()).as("attempt %d", i + 1).isEqualTo(401);
-            }
-            HttpResponse<String> sixth = Http.post(app.uri("/login"));
-            assertThat(sixth.statusCode()).isEqualTo(429);
-            assertThat(sixth.body()).contains("\"violated-policies\":[\"login\"]");
 
-            HttpResponse<String> form = Http.get(app.uri("/login"));
-            assertThat(form.statusCode()).isEqualTo(200);
-            assertThat(form.headers().firstValue("RateLimit")).isEmpty();
-        }
-    }
-
-    @Test
-    void excludedHealthCheckIsNeverLimited() throws Exception {
-        try (WebApp app = start(WebApp.params("exclude",
-                "rule.api.match", "/**", "rule.api.limit", "1", "rule.api.window", "1h"))) {
-            for (int i = 0; i < 10; i++) {
-                HttpResponse<String> health = Http.get(app.uri("/health"));
-                assertThat(health.statusCode()).isEqualTo(200);
-                assertThat(health.headers().firstValue("RateLimit")).isEmpty();
-            }
-            assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
-            assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(429);
-        }
-    }
 
     @Test
     void prometheusScrapesSluicesMetersFromTheExample() throws Exception {
-        try (WebApp app = start(WebApp.params("prometheus", PrometheusScrape.TIGHT_API))) {
+        try (WebApp app = start(ExampleApp.named("prometheus").with(PrometheusScrape.TIGHT_API).sluice())) {
             PrometheusScrape.scrapeShowsTheDecisions(app, "", "sluice");
         }
     }
 
     @Test
     void exemptClientsAreNeverLimited() throws Exception {
-        try (WebApp app = start(WebApp.params("exempt", "exempt-ips", "127.0.0.0/8",
-                "rule.api.limit", "1", "rule.api.window", "1h"))) {
+        try (WebApp app = start(ExampleApp.named("exempt").with("exempt-ips", "127.0.0.0/8",
+                "rule.api.limit", "1", "rule.api.window", "1h").sluice())) {
             for (int i = 0; i < 5; i++) {
                 assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
             }
@@ -148,7 +91,7 @@ class FilterBehaviourIT {
 
     @Test
     void spoofedForwardedForFromUntrustedPeerIsIgnored() throws Exception {
-        try (WebApp app = start(WebApp.params("spoof", "rule.api.limit", "2", "rule.api.window", "1h"))) {
+        try (WebApp app = start(ExampleApp.named("spoof").with("rule.api.limit", "2", "rule.api.window", "1h").sluice())) {
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.1").statusCode()).isEqualTo(200);
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.2").statusCode()).isEqualTo(200);
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "198.51.100.3").statusCode())
@@ -159,8 +102,8 @@ class FilterBehaviourIT {
 
     @Test
     void trustedProxyForwardedForIdentifiesEachClient() throws Exception {
-        try (WebApp app = start(WebApp.params("trusted", "trusted-proxies", "127.0.0.1/32",
-                "rule.api.limit", "2", "rule.api.window", "1h"))) {
+        try (WebApp app = start(ExampleApp.named("trusted").with("trusted-proxies", "127.0.0.1/32",
+                "rule.api.limit", "2", "rule.api.window", "1h").sluice())) {
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "203.0.113.1").statusCode()).isEqualTo(200);
             // the right-most address that is not a trusted proxy is the client: the spoofed left entry is ignored
             assertThat(Http.get(app.uri("/api/x"), "X-Forwarded-For", "10.9.9.9, 203.0.113.1").statusCode()).isEqualTo(200);
@@ -172,8 +115,8 @@ class FilterBehaviourIT {
 
     @Test
     void rfc7239ForwardedHeaderIdentifiesClients() throws Exception {
-        try (WebApp app = start(WebApp.params("forwarded", "trusted-proxies", "127.0.0.1/32",
-                "client-ip-header", "Forwarded", "rule.api.limit", "1", "rule.api.window", "1h"))) {
+        try (WebApp app = start(ExampleApp.named("forwarded").with("trusted-proxies", "127.0.0.1/32",
+                "client-ip-header", "Forwarded", "rule.api.limit", "1", "rule.api.window", "1h").sluice())) {
             assertThat(Http.get(app.uri("/api/x"), "Forwarded", "for=\"[2001:db8:cafe::17]:4711\"").statusCode()).isEqualTo(200);
             assertThat(Http.get(app.uri("/api/x"), "Forwarded", "for=\"[2001:db8:cafe::99]\"").statusCode())
                     .as("IPv6 clients are counted per /64").isEqualTo(429);
@@ -183,8 +126,8 @@ class FilterBehaviourIT {
 
     @Test
     void dryRunNeverBlocksButSendsTheHeaders() throws Exception {
-        try (WebApp app = start(WebApp.params("dryrun", "mode", "dry-run",
-                "rule.api.limit", "2", "rule.api.window", "1h"))) {
+        try (WebApp app = start(ExampleApp.named("dryrun").with("mode", "dry-run",
+                "rule.api.limit", "2", "rule.api.window", "1h").sluice())) {
             HttpResponse<String> last = null;
             for (int i = 0; i < 5; i++) {
                 last = Http.get(app.uri("/api/x"));
@@ -195,26 +138,13 @@ class FilterBehaviourIT {
         }
     }
 
-    @Test
-    void forwardedRequestIsCountedOnce() throws Exception {
-        try (WebApp app = start(WebApp.params("once", "rule.api.algorithm", "sliding-window-log",
-                "rule.api.limit", "4", "rule.api.window", "1h"))) {
-            for (int i = 0; i < 4; i++) {
-                HttpResponse<String> r = Http.get(app.uri("/forward/x"));
-                assertThat(r.statusCode()).as("request %d", i + 1).isEqualTo(200);
-                assertThat(r.body()).contains("\"path\":\"/x\"");
-                assertThat(item(r, "api")[0]).isEqualTo(3 - i);
-            }
-            assertThat(Http.get(app.uri("/forward/x")).statusCode()).isEqualTo(429);
-        }
-    }
 
     @Test
     void deniedRequestTakesNothingFromOtherRules() throws Exception {
-        try (WebApp app = start(WebApp.params("atomic", "rules", "api, login, site",
+        try (WebApp app = start(ExampleApp.named("atomic").with("rules", "api, login, site",
                 "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "2", "rule.api.window", "1h",
                 "rule.site.algorithm", "token-bucket", "rule.site.limit", "100", "rule.site.window", "1h",
-                "rule.site.key", "global"))) {
+                "rule.site.key", "global").sluice())) {
             Http.get(app.uri("/api/x"));
             HttpResponse<String> second = Http.get(app.uri("/api/x"));
             assertThat(item(second, "site")[0]).isEqualTo(98);
@@ -228,14 +158,14 @@ class FilterBehaviourIT {
 
     @Test
     void warWithBadConfigurationFailsToStart() {
-        Map<String, String> params = WebApp.params("bad", "rule.api.limit", "-1");
+        Map<String, String> params = ExampleApp.named("bad").with("rule.api.limit", "-1").sluice();
         assertThatThrownBy(() -> start(params).close())
                 .satisfies(e -> assertThat(causes(e)).contains("rule.api.limit").contains("-1"));
     }
 
     @Test
     void warWithUnknownKeyFailsToStart() {
-        Map<String, String> params = WebApp.params("typo", "rule.api.windw", "1m");
+        Map<String, String> params = ExampleApp.named("typo").with("rule.api.windw", "1m").sluice();
         assertThatThrownBy(() -> start(params).close())
                 .satisfies(e -> assertThat(causes(e)).contains("rule.api.windw"));
     }

@@ -1,5 +1,7 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleApp;
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +22,7 @@ class FilterBehaviourTomcatIT {
     @Test
     void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
         StandardError.Captured<TomcatWebApp> started = StandardError.during(() -> {
-            TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-clean-start"));
+            TomcatWebApp app = TomcatWebApp.start(ExampleApp.named("tc-clean-start").sluice());
             return app;
         });
         try (TomcatWebApp app = started.value()) {
@@ -29,96 +31,23 @@ class FilterBehaviourTomcatIT {
         }
     }
 
-    @Test
-    void deniedRequestGetsStatusRetryAfterNoStoreRateLimitFieldsAndProblemBody() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-denial",
-                "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {
-            HttpResponse<String> first = Http.get(app.uri("/api/hello"));
-            assertThat(first.statusCode()).isEqualTo(200);
-            assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=3600");
-            assertThat(RateLimitField.item(first, "api")[0]).isEqualTo(2);
-            assertThat(first.headers().firstValue("X-RateLimit-Remaining")).hasValue("2");
 
-            assertThat(Http.get(app.uri("/api/hello")).statusCode()).isEqualTo(200);
-            assertThat(Http.get(app.uri("/api/hello")).statusCode()).isEqualTo(200);
-            HttpResponse<String> denied = Http.get(app.uri("/api/hello"));
-
-            assertThat(denied.statusCode()).isEqualTo(429);
-            long retryAfter = Long.parseLong(denied.headers().firstValue("Retry-After").orElseThrow());
-            assertThat(retryAfter).isBetween(1L, 3600L);
-            long[] api = RateLimitField.item(denied, "api");
-            assertThat(api[0]).isZero();
-            assertThat(api[1]).as("Retry-After is never earlier than the field's t").isBetween(1L, retryAfter);
-            assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=3;w=3600");
-            assertThat(denied.headers().firstValue("Cache-Control")).hasValue("no-store");
-            assertThat(denied.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
-            assertThat(denied.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
-            assertThat(denied.headers().firstValue("X-RateLimit-Reset")).hasValue(Long.toString(api[1]));
-            assertThat(denied.body())
-                    .contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
-                    .contains("\"status\":429")
-                    .contains("\"violated-policies\":[\"api\"]")
-                    .contains("\"retry-after\":" + retryAfter);
-        }
-    }
-
-    @Test
-    void excludedHealthCheckIsNeverLimited() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-exclude",
-                "rule.api.match", "/**", "rule.api.limit", "1", "rule.api.window", "1h"))) {
-            for (int i = 0; i < 5; i++) {
-                HttpResponse<String> health = Http.get(app.uri("/health"));
-                assertThat(health.statusCode()).isEqualTo(200);
-                assertThat(health.headers().firstValue("RateLimit")).isEmpty();
-            }
-            assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(200);
-            assertThat(Http.get(app.uri("/api/x")).statusCode()).as("the rule matches everything else").isEqualTo(429);
-        }
-    }
 
     @Test
     void prometheusScrapesSluicesMetersTaggedWithTheContextPath() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.start("/shop", ExampleWar.params("tc-prometheus", PrometheusScrape.TIGHT_API))) {
+        try (TomcatWebApp app = TomcatWebApp.start("/shop", ExampleApp.named("tc-prometheus").with(PrometheusScrape.TIGHT_API).sluice())) {
             PrometheusScrape.scrapeShowsTheDecisions(app, "/shop", "shop/sluice");
         }
     }
 
-    @Test
-    void loginRuleLimitsPostsOnly() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-login"))) {
-            for (int i = 0; i < 5; i++) {
-                assertThat(Http.post(app.uri("/login")).statusCode()).as("attempt %d", i + 1).isEqualTo(401);
-            }
-            HttpResponse<String> sixth = Http.post(app.uri("/login"));
-            assertThat(sixth.statusCode()).isEqualTo(429);
-            assertThat(sixth.body()).contains("\"violated-policies\":[\"login\"]");
 
-            HttpResponse<String> form = Http.get(app.uri("/login"));
-            assertThat(form.statusCode()).isEqualTo(200);
-            assertThat(form.headers().firstValue("RateLimit")).as("GET /login matches no rule").isEmpty();
-        }
-    }
-
-    @Test
-    void forwardedRequestIsCountedOnce() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-once", "rule.api.algorithm", "sliding-window-log",
-                "rule.api.limit", "4", "rule.api.window", "1h"))) {
-            for (int i = 0; i < 4; i++) {
-                HttpResponse<String> r = Http.get(app.uri("/forward/x"));
-                assertThat(r.statusCode()).as("request %d", i + 1).isEqualTo(200);
-                assertThat(r.body()).as("answered by the API servlet").contains("\"path\":\"/x\"");
-                assertThat(RateLimitField.item(r, "api")[0]).as("remaining after request %d", i + 1).isEqualTo(3 - i);
-            }
-            assertThat(Http.get(app.uri("/forward/x")).statusCode()).isEqualTo(429);
-        }
-    }
 
     @Test
     void patternsAreRelativeToTheContextPathAndMetricsAreNamedAfterIt() throws Exception {
         ObjectName bean = new ObjectName("dev.sluice:type=RateLimiter,name=shop/sluice");
         MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
-        try (TomcatWebApp app = TomcatWebApp.start("/shop", ExampleWar.params("tc-context",
-                "rule.api.match", "/**", "rule.api.limit", "1", "rule.api.window", "1h"))) {
+        try (TomcatWebApp app = TomcatWebApp.start("/shop", ExampleApp.named("tc-context").with(
+                "rule.api.match", "/**", "rule.api.limit", "1", "rule.api.window", "1h").sluice())) {
             for (int i = 0; i < 3; i++) {
                 assertThat(Http.get(app.uri("/shop/health")).statusCode()).as("exclude /health").isEqualTo(200);
             }
@@ -136,7 +65,7 @@ class FilterBehaviourTomcatIT {
 
     @Test
     void warWithBadValueFailsToDeployAndNeverServes() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.deploy(ExampleWar.params("tc-bad", "rule.api.limit", "-1"))) {
+        try (TomcatWebApp app = TomcatWebApp.deploy(ExampleApp.named("tc-bad").with("rule.api.limit", "-1").sluice())) {
             assertThat(app.available()).as("Tomcat leaves the failed context unavailable").isFalse();
             assertThat(causes(app.startupErrors())).contains("rule.api.limit").contains("'-1'");
             assertThat(app.startupErrors()).as("reported once: Tomcat starts no filter after a failed initializer").hasSize(1);
@@ -147,7 +76,7 @@ class FilterBehaviourTomcatIT {
 
     @Test
     void warWithUnknownKeyFailsToDeployNamingTheKey() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.deploy(ExampleWar.params("tc-typo", "rule.api.windw", "1m"))) {
+        try (TomcatWebApp app = TomcatWebApp.deploy(ExampleApp.named("tc-typo").with("rule.api.windw", "1m").sluice())) {
             assertThat(app.available()).isFalse();
             assertThat(causes(app.startupErrors())).contains("rule.api.windw").contains("rule.api.window");
             assertThat(Http.get(app.uri("/api/x")).statusCode()).isEqualTo(404);

@@ -1,9 +1,10 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleApp;
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.StandardError;
 import org.junit.jupiter.api.Test;
 
-import java.net.http.HttpResponse;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,7 +20,7 @@ class FilterBehaviourUndertowIT {
     @Test
     void deploymentLogsThroughTheWarsOwnSlf4jBindingWithoutErrors() throws Exception {
         StandardError.Captured<UndertowWebApp> started = StandardError.during(() -> {
-            UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-clean-start"));
+            UndertowWebApp app = UndertowWebApp.start(ExampleApp.named("ut-clean-start").sluice());
             Http.get(app.uri("/api/hello")); // Undertow starts the filter at its first request
             return app;
         });
@@ -29,26 +30,10 @@ class FilterBehaviourUndertowIT {
         }
     }
 
-    @Test
-    void warDeploysAndLimits() throws Exception {
-        try (UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-limits",
-                "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "3", "rule.api.window", "1h"))) {
-            for (int i = 0; i < 3; i++) {
-                HttpResponse<String> allowed = Http.get(app.uri("/api/hello"));
-                assertThat(allowed.statusCode()).isEqualTo(200);
-                assertThat(RateLimitField.item(allowed, "api")[0]).isEqualTo(2 - i);
-            }
-            HttpResponse<String> denied = Http.get(app.uri("/api/hello"));
-            assertThat(denied.statusCode()).isEqualTo(429);
-            assertThat(Long.parseLong(denied.headers().firstValue("Retry-After").orElseThrow())).isBetween(1L, 3600L);
-            assertThat(denied.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
-            assertThat(Http.get(app.uri("/health")).statusCode()).as("excluded").isEqualTo(200);
-        }
-    }
 
     @Test
     void warWithBadValueFailsItsDeployment() {
-        Map<String, String> params = ExampleWar.params("ut-bad", "rule.api.limit", "-1");
+        Map<String, String> params = ExampleApp.named("ut-bad").with("rule.api.limit", "-1").sluice();
         assertThatThrownBy(() -> UndertowWebApp.start(params).close())
                 .as("the deployment itself fails, before any request")
                 .satisfies(e -> assertThat(causes(e)).contains("rule.api.limit").contains("'-1'"));
@@ -56,7 +41,7 @@ class FilterBehaviourUndertowIT {
 
     @Test
     void warWithUnknownKeyFailsItsDeploymentNamingTheKey() {
-        Map<String, String> params = ExampleWar.params("ut-typo", "rule.api.windw", "1m");
+        Map<String, String> params = ExampleApp.named("ut-typo").with("rule.api.windw", "1m").sluice();
         assertThatThrownBy(() -> UndertowWebApp.start(params).close())
                 .satisfies(e -> assertThat(causes(e)).contains("rule.api.windw").contains("rule.api.window"));
     }

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.Poll;
 
 import java.net.URI;

@@ -1,5 +1,7 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.Crowd;
+import dev.sluice.it.support.ExampleApp;
 import dev.sluice.testing.Poll;
 import jakarta.servlet.ServletException;
 import org.apache.catalina.connector.Request;
@@ -31,7 +33,7 @@ class LeakyBucketDelayTomcatIT {
     @Test
     void undeployAnswersEveryHeldRequestAtOnce() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-undeploy", HeldRequests.SLOW_DRAIN),
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleApp.named("tc-leaky-undeploy").with(HeldRequests.SLOW_DRAIN).sluice(),
                 0, probe)) {
             HeldRequests.undeployAnswersEveryHeldRequest(app, probe, 6);
             assertThat(app.leakWarnings()).as("Sluice leaves no thread running after an undeploy")
@@ -42,7 +44,7 @@ class LeakyBucketDelayTomcatIT {
     @Test
     void heldRequestsOccupyNoConnectorThread() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-threads", HeldRequests.SLOW_DRAIN),
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleApp.named("tc-leaky-threads").with(HeldRequests.SLOW_DRAIN).sluice(),
                 4, probe)) {
             HeldRequests.heldRequestsOccupyNoContainerThread(app, probe);
         }
@@ -50,7 +52,7 @@ class LeakyBucketDelayTomcatIT {
 
     @Test
     void withoutAsyncAHeldRequestParksItsThreadUntilUndeploy() throws Exception {
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-parked", HeldRequests.SLOW_DRAIN),
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleApp.named("tc-leaky-parked").with(HeldRequests.SLOW_DRAIN).sluice(),
                 0, HoldProbe.synchronous())) {
             HeldRequests.parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(app);
         }
@@ -59,7 +61,7 @@ class LeakyBucketDelayTomcatIT {
     @Test
     void asyncTimeoutWhileHeldIsAnsweredBySluice() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-timeout", HeldRequests.SLOW_DRAIN),
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleApp.named("tc-leaky-timeout").with(HeldRequests.SLOW_DRAIN).sluice(),
                 0, probe)) {
             HeldRequests.asyncTimeoutAnswersTheHeldRequest(app, probe);
         }
@@ -73,9 +75,9 @@ class LeakyBucketDelayTomcatIT {
     @Test
     void burstIsReleasedOneSlotApartWithoutHoldingContainerThreads() throws Exception {
         // 10 a second: one slot every 100 ms; up to 6 requests may be in the bucket, none waits more than 600 ms
-        try (TomcatWebApp app = TomcatWebApp.start(ExampleWar.params("tc-leaky-delay", "rule.api.algorithm", "leaky-bucket",
+        try (TomcatWebApp app = TomcatWebApp.start(ExampleApp.named("tc-leaky-delay").with("rule.api.algorithm", "leaky-bucket",
                 "rule.api.limit", "10", "rule.api.window", "1s", "rule.api.burst", Integer.toString(BURST),
-                "rule.api.max-delay", MAX_DELAY_MS + "ms"))) {
+                "rule.api.max-delay", MAX_DELAY_MS + "ms").sluice())) {
             Crowd.burst(app.uri("/health"), REQUESTS); // open the client's connections: the burst then arrives together
             Releases releases = new Releases();
             app.context().getPipeline().addValve(releases);

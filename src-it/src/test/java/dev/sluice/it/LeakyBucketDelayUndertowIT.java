@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleApp;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -12,7 +13,7 @@ class LeakyBucketDelayUndertowIT {
     @Test
     void undeployAnswersEveryHeldRequestAtOnce() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-leaky-undeploy", HeldRequests.SLOW_DRAIN),
+        try (UndertowWebApp app = UndertowWebApp.start(ExampleApp.named("ut-leaky-undeploy").with(HeldRequests.SLOW_DRAIN).sluice(),
                 8, probe)) {
             HeldRequests.undeployAnswersEveryHeldRequest(app, probe, 6);
         }
@@ -21,7 +22,7 @@ class LeakyBucketDelayUndertowIT {
     @Test
     void heldRequestsOccupyNoWorkerThread() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-leaky-threads", HeldRequests.SLOW_DRAIN),
+        try (UndertowWebApp app = UndertowWebApp.start(ExampleApp.named("ut-leaky-threads").with(HeldRequests.SLOW_DRAIN).sluice(),
                 4, probe)) {
             HeldRequests.heldRequestsOccupyNoContainerThread(app, probe);
         }
@@ -29,7 +30,7 @@ class LeakyBucketDelayUndertowIT {
 
     @Test
     void withoutAsyncAHeldRequestParksItsThreadUntilUndeploy() throws Exception {
-        try (UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-leaky-parked", HeldRequests.SLOW_DRAIN),
+        try (UndertowWebApp app = UndertowWebApp.start(ExampleApp.named("ut-leaky-parked").with(HeldRequests.SLOW_DRAIN).sluice(),
                 8, HoldProbe.synchronous())) {
             HeldRequests.parkedRequestsHoldThreadsUntilAnsweredOnUndeploy(app);
         }
@@ -38,7 +39,7 @@ class LeakyBucketDelayUndertowIT {
     @Test
     void asyncTimeoutWhileHeldIsAnsweredBySluice() throws Exception {
         HoldProbe probe = new HoldProbe();
-        try (UndertowWebApp app = UndertowWebApp.start(ExampleWar.params("ut-leaky-timeout", HeldRequests.SLOW_DRAIN),
+        try (UndertowWebApp app = UndertowWebApp.start(ExampleApp.named("ut-leaky-timeout").with(HeldRequests.SLOW_DRAIN).sluice(),
                 8, probe)) {
             HeldRequests.asyncTimeoutAnswersTheHeldRequest(app, probe);
         }

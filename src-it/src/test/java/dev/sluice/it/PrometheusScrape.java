@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.Http;
 import java.net.http.HttpResponse;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleApp;
+import dev.sluice.it.support.Http;
 import dev.sluice.testing.RedisProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,8 +36,8 @@ class RedisOutageIT {
     @BeforeEach
     void start() throws Exception {
         redis = RedisProcess.start();
-        app = WebApp.start(WebApp.params("outage", "redis.url", redis.url(), "redis.timeout", TIMEOUT_MS + "ms",
-                "rule.api.limit", "100000", "rule.api.window", "1m", "rule.api.fallback-limit", "100000"));
+        app = WebApp.start(ExampleApp.named("outage").with("redis.url", redis.url(), "redis.timeout", TIMEOUT_MS + "ms",
+                "rule.api.limit", "100000", "rule.api.window", "1m", "rule.api.fallback-limit", "100000").sluice());
     }
 
     @AfterEach

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleWar;
 import jakarta.servlet.DispatcherType;
 import org.apache.catalina.Context;
 import org.apache.catalina.Lifecycle;

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleWar;
 import io.undertow.Handlers;
 import io.undertow.Undertow;
 import io.undertow.server.handlers.PathHandler;

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import dev.sluice.it.support.ExampleWar;
 import org.eclipse.jetty.ee.webapp.WebAppClassLoading;
 import org.eclipse.jetty.logging.JettyLoggingServiceProvider;
 import org.eclipse.jetty.server.Server;
@@ -56,11 +57,6 @@ final class WebApp implements DeployedWar {
         this.threads = threads;
     }
 
-    /** Init-params pointing the WAR's filter at the test Redis under a fresh key prefix, plus {@code overrides}. */
-    static Map<String, String> params(String testName, String... overrides) {
-        return ExampleWar.params(testName, overrides);
-    }
-
     /** Deploys the WAR in the ee10 environment with the filter's init-params overridden by {@code filterParams}. */
     static WebApp start(Map<String, String> filterParams) throws Exception {
         return start(new JettyEe10(), filterParams);
@@ -113,8 +109,8 @@ final class WebApp implements DeployedWar {
                   <filter>
                     <filter-name>sluice</filter-name>
                 """);
-        params.forEach((k, v) -> xml.append("    <init-param><param-name>").append(escape(k))
-                .append("</param-name><param-value>").append(escape(v)).append("</param-value></init-param>\n"));
+        params.forEach((k, v) -> xml.append("    <init-param><param-name>").append(ExampleWar.escape(k))
+                .append("</param-name><param-value>").append(ExampleWar.escape(v)).append("</param-value></init-param>\n"));
         xml.append("  </filter>\n</web-app>\n");
         try {
             Path file = Files.createTempFile("sluice-override-", ".xml");
@@ -124,10 +120,6 @@ final class WebApp implements DeployedWar {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    private static String escape(String s) {
-        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
     }
 
     /** The Servlet API version the running web application sees, e.g. {@code 6.0} on ee10. */

@@ -1,4 +1,4 @@
-package dev.sluice.it;
+package dev.sluice.it.support;
 
 import org.greenbytes.http.sfv.IntegerItem;
 import org.greenbytes.http.sfv.ListElement;
@@ -15,19 +15,19 @@ import java.util.Set;
  * would, with a real Structured Fields parser (RFC 8941; RFC 9651 keeps its syntax for these
  * types), strictly: Lists of String Items with exactly their Integer parameters, in canonical form.
  */
-final class RateLimitField {
+public final class RateLimitField {
 
     private RateLimitField() {
     }
 
     /** {@code r} and {@code t} of the rule's item in the {@code RateLimit} field (the policy field is checked too). */
-    static long[] item(HttpResponse<String> response, String rule) {
+    public static long[] item(HttpResponse<String> response, String rule) {
         response.headers().firstValue("RateLimit-Policy").ifPresent(policy -> find(policy, null, "q", "w"));
         return find(field(response, "RateLimit"), rule, "r", "t");
     }
 
     /** {@code q} and {@code w} of the rule's item in the {@code RateLimit-Policy} field. */
-    static long[] policy(HttpResponse<String> response, String rule) {
+    public static long[] policy(HttpResponse<String> response, String rule) {
         return find(field(response, "RateLimit-Policy"), rule, "q", "w");
     }
 

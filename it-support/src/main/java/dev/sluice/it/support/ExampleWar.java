@@ -1,46 +1,51 @@
-package dev.sluice.dist;
+package dev.sluice.it.support;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
 
 /**
  * The example WAR under test ({@code examples/target/sluice-examples.war}, path in the system
- * property {@code sluice.war}), as is or with init-params added to its {@code sluice} filter in
- * {@code WEB-INF/web.xml}: what a user who configures the filter in {@code web.xml} ships.
- * Init-params win over {@code ratelimit.properties}.
+ * property {@code sluice.war} that failsafe sets), as is or with init-params added to its
+ * {@code sluice} filter in {@code WEB-INF/web.xml}. Init-params win over the WAR's
+ * {@code ratelimit.properties}.
  */
-final class ExampleWar {
+public final class ExampleWar {
 
     private static final AtomicInteger VARIANTS = new AtomicInteger();
 
     private ExampleWar() {
     }
 
-    static Path path() {
+    /** The path of the WAR under test. */
+    public static Path path() {
         Path war = Path.of(System.getProperty("sluice.war", "../examples/target/sluice-examples.war"));
         if (!Files.isRegularFile(war)) {
             throw new IllegalStateException("example WAR not found at " + war.toAbsolutePath()
-                    + ": run the tests through Maven (mvn verify) so the WAR is built first");
+                    + ": run the integration tests through Maven (mvn verify) so the WAR is built first");
         }
         return war;
     }
 
-    /** A copy of the example WAR whose filter has {@code initParams} besides its {@code config}. */
-    static Path withInitParams(Map<String, String> initParams) {
+    /**
+     * A copy of the example WAR in {@code dir} whose filter has {@code initParams} besides its
+     * {@code config}: what a user who configures the filter in {@code web.xml} ships.
+     */
+    public static Path withInitParams(Map<String, String> initParams, Path dir) {
         StringBuilder params = new StringBuilder();
         initParams.forEach((k, v) -> params.append("    <init-param><param-name>").append(escape(k))
                 .append("</param-name><param-value>").append(escape(v)).append("</param-value></init-param>\n"));
         try {
-            Path dir = Files.createDirectories(Server.serversDir().resolve("wars"));
-            Path out = dir.resolve("variant-" + VARIANTS.incrementAndGet() + ".war");
+            Path out = Files.createDirectories(dir).resolve("variant-" + VARIANTS.incrementAndGet() + ".war");
             try (ZipInputStream in = new ZipInputStream(Files.newInputStream(path()));
                  ZipOutputStream zip = new ZipOutputStream(Files.newOutputStream(out))) {
                 boolean edited = false;
@@ -66,7 +71,20 @@ final class ExampleWar {
         }
     }
 
-    private static String escape(String s) {
+    /** {@code s} as XML character data. */
+    public static String escape(String s) {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+
+    /** Removes a directory (a container's unpacked WAR, a test's files) and everything in it. */
+    public static void deleteRecursively(Path dir) {
+        if (!Files.exists(dir)) return;
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

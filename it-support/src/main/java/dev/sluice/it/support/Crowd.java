@@ -1,4 +1,4 @@
-package dev.sluice.dist;
+package dev.sluice.it.support;
 
 import java.net.URI;
 import java.net.http.HttpResponse;
@@ -11,28 +11,51 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
- * Concurrent clients released at once against running servers, and what came back (the
- * distribution tests' copy of src-it's {@code Crowd}).
+ * Concurrent clients released at once against a running application, whatever the container:
+ * what the fleet tests and the leaky-bucket tests send, and what came back.
  */
-final class Crowd {
+public final class Crowd {
 
     private Crowd() {
     }
 
     /** What a fleet did with a crowd's requests. */
-    record Outcome(int allowed, int denied, int other, long elapsedMs) {
+    public record Outcome(int allowed, int denied, int other, long elapsedMs) {
+
+        /**
+         * For a rule with a one-day window, aligned to the epoch, run after {@code dayBefore}
+         * ({@link #today()}): exactly {@code limit} were allowed, or, if the run straddled midnight
+         * UTC and so two windows, between one and two limits' worth.
+         */
+        public void assertOneDailyWindowAllowed(long dayBefore, int limit) {
+            if (today() != dayBefore) {
+                assertThat(allowed).isBetween(limit, 2 * limit);
+            } else {
+                assertThat(allowed).as("the fleet together allows exactly the limit").isEqualTo(limit);
+            }
+        }
     }
 
-    /** When each admitted request of a burst got its answer, in ms since the burst, and how many were refused. */
-    record Burst(List<Long> admittedAtMs, int refused, long lastAnswerMs) {
+    /** The number of the current UTC day since the epoch: a one-day window's index. */
+    public static long today() {
+        return System.currentTimeMillis() / 86_400_000L;
+    }
+
+    /**
+     * When each admitted request of a burst got its answer, in ms since the burst was released,
+     * sorted; how many were refused; when the last answer of all came.
+     */
+    public record Burst(List<Long> admittedAtMs, int refused, long lastAnswerMs) {
     }
 
     /**
      * {@code clients} concurrent clients each send {@code requestsPerClient} GETs, client {@code c}'s
      * {@code i}-th request to {@code targets[(c + i) % targets.size()]}: round-robin over a fleet.
      */
-    static Outcome hammer(List<URI> targets, int clients, int requestsPerClient) throws Exception {
+    public static Outcome hammer(List<URI> targets, int clients, int requestsPerClient) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(clients);
         try {
             AtomicInteger allowed = new AtomicInteger();
@@ -68,7 +91,7 @@ final class Crowd {
     }
 
     /** {@code requests} concurrent GETs of {@code target}, released at once; any status but 200 or 429 fails. */
-    static Burst burst(URI target, int requests) throws Exception {
+    public static Burst burst(URI target, int requests) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(requests);
         try {
             CountDownLatch go = new CountDownLatch(1);
@@ -81,7 +104,7 @@ final class Crowd {
                     return new long[]{r.statusCode(), (System.nanoTime() - start[0]) / 1_000_000};
                 }));
             }
-            start[0] = System.nanoTime();
+            start[0] = System.nanoTime(); // published to the clients by the latch
             go.countDown();
             List<Long> admittedAt = new ArrayList<>();
             int refused = 0;

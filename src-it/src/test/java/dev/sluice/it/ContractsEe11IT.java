@@ -1,0 +1,20 @@
+package dev.sluice.it;
+
+import dev.sluice.it.support.Container;
+import dev.sluice.it.support.EveryContainer;
+import dev.sluice.it.support.LimitsPerClientContract;
+import dev.sluice.it.support.RulePathsContract;
+
+/**
+ * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract}
+ * and {@link RulePathsContract}, on embedded Jetty 12.1 in the ee11 environment (Servlet 6.1).
+ */
+class ContractsEe11IT implements EveryContainer, LimitsPerClientContract, RulePathsContract {
+
+    private final Container container = new Embedded("Jetty 12.1 ee11 (embedded)", params -> WebApp.start(new JettyEe11(), params));
+
+    @Override
+    public Container container() {
+        return container;
+    }
+}

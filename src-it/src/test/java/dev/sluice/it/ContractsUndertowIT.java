@@ -1,0 +1,20 @@
+package dev.sluice.it;
+
+import dev.sluice.it.support.Container;
+import dev.sluice.it.support.EveryContainer;
+import dev.sluice.it.support.LimitsPerClientContract;
+import dev.sluice.it.support.RulePathsContract;
+
+/**
+ * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract}
+ * and {@link RulePathsContract}, on embedded Undertow 2.3, WildFly's servlet container.
+ */
+class ContractsUndertowIT implements EveryContainer, LimitsPerClientContract, RulePathsContract {
+
+    private final Container container = new Embedded("Undertow 2.3 (embedded)", params -> UndertowWebApp.start(params));
+
+    @Override
+    public Container container() {
+        return container;
+    }
+}
