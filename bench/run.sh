@@ -1,28 +1,48 @@
 #!/usr/bin/env bash
 # Reproduces every figure of BENCHMARKS.md on this machine, from a clean clone:
-#   installs what is missing (Debian packages: wrk, redis-server/redis-tools, maven, a JDK 17),
-#   builds bench/ (Maven profile "bench"), starts its own redis-server on a free loopback port,
-#   runs the JMH suite (limiter API on Redis: Sluice with and without shared round trips / Bucket4j /
-#   bare EVALSHA; local engine; the filter's own overhead; Redis round trips and commands per decision;
-#   the denied flood; pipelined calls vs one batch script), redis-benchmark of the same EVALSHA, and
-#   wrk against one embedded Tomcat (no filter / Sluice local, with and without its rate-limit fields /
-#   one bare EVALSHA per request / Sluice on Redis / Sluice denying), the approximate mode (its local
-#   path against the local engine; three instances at 1,000 requests/s on one key: round trips per
-#   request, overshoot), and writes
-#   bench/results/<timestamp>/RESULTS.md.
+#   installs what is missing (Debian packages: wrk, redis-server/redis-tools, maven, a JDK 17, valgrind),
+#   builds bench/ (Maven profile "bench": the benchmarks jar, the Apache Tomcat 11 distribution from
+#   Maven Central unpacked, the web application's jars), starts its own redis-server on a free
+#   loopback port, and runs, each a part that can be named on the command line:
+#   jmh     the JMH suite (limiter API on Redis: Sluice with and without shared round trips / Bucket4j /
+#           bare EVALSHA; local engine; the filter's own overhead; Redis round trips and commands per
+#           decision; the denied flood; pipelined calls vs one batch script)
+#   approx  the approximate mode (its local path against the local engine; three instances at 1,000
+#           requests/s on one key: round trips per request, overshoot)
+#   redis-benchmark   redis-benchmark of the floor's EVALSHA
+#   http    wrk against one embedded Tomcat (no filter / Sluice local, with and without its rate-limit
+#           fields / one bare EVALSHA per request / Sluice on Redis / Sluice denying)
+#   tomcat  wrk -t2 at -c32 and -c64 against the Tomcat 11 distribution (issue 17: no filter / Sluice
+#           with no matching rule / Sluice local / Sluice on Redis / the raw-socket EVALSHA floor
+#           filter), 3 rounds round-robin, CPU per request of Tomcat and Redis, bytes allocated per
+#           request; with PROFILE=1 also async-profiler's CPU and allocation profiles of each filter
+#   anchor  Redis CPU per decision of Sluice (every algorithm, 64 threads, 10,000 keys) against
+#           redis-benchmark -c 64 -r 10000 -P 16 of a minimal limiter script and of `return 1`
+#   guard   round trips, Redis commands and Redis instructions (callgrind) per decision against
+#           bench/cost-baseline.properties (the check bench/guard.sh runs as a test)
+#   and writes bench/results/<timestamp>/RESULTS.md.
 #
-# Usage: bench/run.sh                 # the default matrix, ~11 minutes on 2 cores
-#        ROUNDS=3 bench/run.sh        # every JMH trial 3 times round-robin (published figures)
+# Usage: bench/run.sh                 # every part, ~14 minutes on 2 cores (ROUNDS=1)
+#        bench/run.sh tomcat          # one part (or several: bench/run.sh tomcat anchor)
+#        PROFILE=1 bench/run.sh tomcat   # and the profiles on the distribution (~3 minutes more)
+#        ROUNDS=3 bench/run.sh jmh    # every JMH trial 3 times round-robin (published figures)
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
-#        PROFILE=1 bench/run.sh       # also profile the filter over HTTP (async-profiler; ~1 minute more)
-#        PARTS=redis,commands bench/run.sh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
-#        PARTS=approx SKIP_JMH=1 SKIP_HTTP=1 SKIP_REDIS_BENCHMARK=1 bench/run.sh   # the approximate mode alone (~2 min)
-#        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
+#        PROFILE=1 bench/run.sh http  # profile the embedded Tomcat's filter (async-profiler; ~1 minute more)
+#        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
+#        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
+#        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
+#        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1
+#        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# the parts named on the command line, or all
+KNOWN_PARTS="jmh approx redis-benchmark http tomcat anchor guard"
+for p in "$@"; do [[ " $KNOWN_PARTS " == *" $p "* ]] || { echo "unknown part '$p': one of $KNOWN_PARTS" >&2; exit 2; }; done
+SELECTED=" ${*:-$KNOWN_PARTS} "
+part() { [[ "$SELECTED" == *" $1 "* ]]; }
 ROUNDS=${ROUNDS:-1}
 PARTS=${PARTS:-redis,local,filter,commands,flood,shapes,approx}
 IMPLS=${IMPLS:-sluice,sluice-unshared,bucket4j,floor}
@@ -42,6 +62,7 @@ command -v mvn >/dev/null || need+=(maven)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null || need+=(redis-tools)
 command -v wrk >/dev/null || need+=(wrk)
+if part guard && [ -z "${SKIP_GUARD:-}" ]; then command -v valgrind >/dev/null || need+=(valgrind); fi
 if ((${#need[@]})); then
   log "installing ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -93,21 +114,21 @@ log "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $RE
 } >"$OUT/machine.txt"
 
 # ---------------------------------------------------------------- JMH suite
-if [ -z "${SKIP_JMH:-}" ]; then
+if part jmh && [ -z "${SKIP_JMH:-}" ]; then
   log "JMH suite: parts=$PARTS rounds=$ROUNDS${FULL:+ full}"
   java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.Suite --out "$OUT" \
-    --rounds "$ROUNDS" --parts "$PARTS" --impls "$IMPLS" ${FULL:+--full} | tee "$OUT/suite.log"
+    --rounds "$ROUNDS" --parts "$PARTS" --impls "$IMPLS" ${FULL:+--full} ${THREADS:+--threads "$THREADS"} | tee "$OUT/suite.log"
 fi
 
 # ---------------------------------------------------------------- the approximate mode (rule.<name>.sync)
-if [[ ",$PARTS," == *,approx,* ]]; then
+if part approx && [[ ",$PARTS," == *,approx,* ]]; then
   log "approximate mode: its local path against the local engine (JMH), then three instances at 1,000 requests/s on one key"
   java -Dsluice.bench.redis="$REDIS_URL" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" \
     dev.sluice.bench.ApproximateSuite --out "$OUT" --rounds "$ROUNDS" | tee "$OUT/approx.log"
 fi
 
 # ---------------------------------------------------------------- redis-benchmark of the floor's EVALSHA
-if [ -z "${SKIP_REDIS_BENCHMARK:-}" ]; then
+if part redis-benchmark && [ -z "${SKIP_REDIS_BENCHMARK:-}" ]; then
   log "redis-benchmark: EVALSHA of the floor's script at 1, 8, 64 connections"
   SCRIPT="return redis.call('INCR', KEYS[1])"
   SHA=$(redis-cli -p "$REDIS_PORT" script load "$SCRIPT")
@@ -143,7 +164,7 @@ fi
 # Every variant runs in its own Tomcat JVM, all started first; the wrk runs go round-robin over the
 # variants (run 1 of each, then run 2 of each...) so a busy minute on the machine hits all of them.
 # Per run: wrk's figures, and the CPU the Tomcat JVM and Redis spent per request (/proc/PID/stat).
-if [ -z "${SKIP_HTTP:-}" ]; then
+if part http && [ -z "${SKIP_HTTP:-}" ]; then
   TCK=$(getconf CLK_TCK)
   cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
   declare -A hport hpid
@@ -207,17 +228,15 @@ fi
 # ---------------------------------------------------------------- where the filter's HTTP time goes (PROFILE=1)
 # async-profiler 3.0 (from Maven Central) samples the CPU of one Tomcat JVM per variant while wrk
 # loads it; writes a flame graph (profile-VARIANT.html) and the table of ProfileSummary.
-if [ -n "${PROFILE:-}" ]; then
-  AP_DIR=$OUT/async-profiler
-  mvn -q -B dependency:copy -Dartifact=tools.profiler:async-profiler:3.0 -DoutputDirectory="$AP_DIR" >/dev/null
-  (cd "$AP_DIR" && unzip -o -q async-profiler-3.0.jar 'linux-x64/*')
+ASYNC_PROFILER=$ROOT/bench/target/dist/linux-x64/libasyncProfiler.so # unpacked by bench's build
+if part http && [ -z "${SKIP_HTTP:-}" ] && [ -n "${PROFILE:-}" ]; then
   : >"$OUT/profile.md"
   for variant in ${PROFILE_VARIANTS:-local redis}; do
     for format in collapsed html; do
       port=$(free_port)
       log "profile: $variant ($format)"
       java -Xms512m -Xmx512m -XX:+UseParallelGC -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-        -agentpath:"$AP_DIR/linux-x64/libasyncProfiler.so=start,event=itimer,interval=1ms,file=$OUT/profile-$variant.$format,$format" \
+        -agentpath:"$ASYNC_PROFILER=start,event=itimer,interval=1ms,file=$OUT/profile-$variant.$format,$format" \
         -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.HttpHarness "$variant" "$port" >"$OUT/profile-$variant.log" 2>&1 &
       ppid=$!
       pids+=($ppid)
@@ -230,6 +249,38 @@ if [ -n "${PROFILE:-}" ]; then
   cat "$OUT/profile.md"
 fi
 
+# ---------------------------------------------------------------- HTTP: the Tomcat 11 distribution (issue 17)
+# TomcatDistribution starts one Tomcat per variant with the distribution's own bin/catalina.sh and
+# its stock conf/ (server.xml: the ports only), all first, then wrk -t2 at each concurrency round-robin.
+if part tomcat && [ -z "${SKIP_TOMCAT:-}" ]; then
+  TOMCAT_HOME=$(ls -d "$ROOT"/bench/target/dist/apache-tomcat-*/ | head -1)
+  log "HTTP on the distribution: $(basename "$TOMCAT_HOME"), rounds=${TOMCAT_ROUNDS:-3} ${TOMCAT_SECONDS:-5}s${PROFILE:+, then profiles}"
+  tv=${TOMCAT_VARIANTS:-none unmatched local redis floor}
+  java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.TomcatDistribution --home "$TOMCAT_HOME" \
+    --lib "$ROOT/bench/target/tomcat-webapp-lib" --wrk-script "$ROOT/bench/wrk/report.lua" --out "$OUT" \
+    --variants "${tv// /,}" --connections "${TOMCAT_CONNECTIONS:-32,64}" --rounds "${TOMCAT_ROUNDS:-3}" \
+    --seconds "${TOMCAT_SECONDS:-5}" --warmup "${TOMCAT_WARMUP:-4}" ${PROFILE:+--profile "$ASYNC_PROFILER"} \
+    ${PROFILE:+--profile-seconds "${PROFILE_SECONDS:-10}"} | tee "$OUT/tomcat.log"
+  cat "$OUT/tomcat.md"
+  [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"
+fi
+
+# ---------------------------------------------------------------- Redis CPU per decision vs the anchor (issue 17)
+if part anchor && [ -z "${SKIP_ANCHOR:-}" ]; then
+  log "Redis CPU per decision: Sluice, every algorithm, against redis-benchmark -P 16 of the minimal script; rounds=${ANCHOR_ROUNDS:-3}"
+  java -Dsluice.bench.redis="$REDIS_URL" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" \
+    dev.sluice.bench.RedisCpuAnchor --out "$OUT" --rounds "${ANCHOR_ROUNDS:-3}" | tee "$OUT/anchor.log"
+  cat "$OUT/anchor.md"
+fi
+
+# ---------------------------------------------------------------- the counted guards (issue 17)
+if part guard && [ -z "${SKIP_GUARD:-}" ]; then
+  log "cost guard: round trips, commands and instructions per decision against bench/cost-baseline.properties"
+  java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" dev.sluice.bench.CostGuard \
+    --baseline "$ROOT/bench/cost-baseline.properties" --out "$OUT" | tee "$OUT/guard.log" \
+    || log "cost guard: a figure is over bench/cost-baseline.properties (above)"
+fi
+
 # ---------------------------------------------------------------- one file with everything
 {
   echo "## Results $STAMP"
@@ -237,7 +288,7 @@ fi
   echo '```'
   cat "$OUT/machine.txt"
   echo "load after the run: $(uptime | sed 's/.*load average: //')"
-  echo "command: ${ROUNDS:+ROUNDS=$ROUNDS }${FULL:+FULL=1 }PARTS=$PARTS bench/run.sh ($(( $(date +%s) - started ))s)"
+  echo "command: ${ROUNDS:+ROUNDS=$ROUNDS }${FULL:+FULL=1 }${PROFILE:+PROFILE=1 }PARTS=$PARTS bench/run.sh $* ($(( $(date +%s) - started ))s)"
   echo '```'
   echo
   [ -f "$OUT/summary.md" ] && cat "$OUT/summary.md"
@@ -245,5 +296,9 @@ fi
   [ -f "$OUT/http.md" ] && cat "$OUT/http.md"
   if [ -f "$OUT/approx.md" ]; then cat "$OUT/approx.md"; fi
   [ -f "$OUT/profile.md" ] && cat "$OUT/profile.md"
+  [ -f "$OUT/tomcat.md" ] && cat "$OUT/tomcat.md"
+  [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"
+  [ -f "$OUT/anchor.md" ] && cat "$OUT/anchor.md"
+  [ -f "$OUT/guard.md" ] && cat "$OUT/guard.md"
 } >"$OUT/RESULTS.md"
 log "done: $OUT/RESULTS.md"

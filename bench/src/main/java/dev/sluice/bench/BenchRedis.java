@@ -75,7 +75,12 @@ public final class BenchRedis {
      * concurrent decisions) and the floor uses (one call per round trip, as any Jedis user).
      */
     public static JedisPooled pooled() {
-        return new JedisPooled(provider());
+        return new JedisPooled(provider(hostAndPort()));
+    }
+
+    /** The same, to another server of the run's own (a second {@code redis-server}, e.g. {@link CostGuard}'s under valgrind). */
+    static JedisPooled pooled(HostAndPort server) {
+        return new JedisPooled(provider(server));
     }
 
     /**
@@ -83,12 +88,12 @@ public final class BenchRedis {
      * decision makes its own round trip, as before shared round trips.
      */
     public static UnifiedJedis unshared() {
-        return new UnifiedJedis(provider());
+        return new UnifiedJedis(provider(hostAndPort()));
     }
 
-    private static PooledConnectionProvider provider() {
+    private static PooledConnectionProvider provider(HostAndPort server) {
         ConnectionFactory connections = new ConnectionFactory(
-                RoundTrips.socketFactory(hostAndPort(), TIMEOUT_MS), clientConfig());
+                RoundTrips.socketFactory(server, TIMEOUT_MS), clientConfig());
         return new PooledConnectionProvider(connections, poolConfig());
     }
 
@@ -100,7 +105,11 @@ public final class BenchRedis {
 
     /** A plain connection for the harness's own look-ups (INFO), not counted as a round trip of anyone's. */
     public static Jedis admin() {
-        return new Jedis(hostAndPort(), clientConfig());
+        return admin(hostAndPort());
+    }
+
+    static Jedis admin(HostAndPort server) {
+        return new Jedis(server, clientConfig());
     }
 
     private static HostAndPort hostAndPort() {

@@ -17,7 +17,8 @@ final class CommandCount {
 
     /** The figures of one (contender, workload, threads). */
     record Cost(String contender, Workload workload, int threads, int decisions, int admitted,
-                double roundTrips, double commands, Map<String, Double> perCommand, double redisCpuMicros) {
+                double roundTrips, double commands, Map<String, Double> perCommand, double redisCpuMicros,
+                double decisionsPerSecond) {
     }
 
     private CommandCount() {
@@ -32,7 +33,9 @@ final class CommandCount {
             Map<String, Long> before = BenchRedis.commandCalls(admin);
             double cpuBefore = BenchRedis.cpuSeconds(admin);
             long tripsBefore = RoundTrips.count();
+            long t0 = System.nanoTime();
             int admitted = run(contender, workload, threads, decisions);
+            double seconds = (System.nanoTime() - t0) / 1e9;
             long trips = RoundTrips.count() - tripsBefore;
             double cpu = BenchRedis.cpuSeconds(admin) - cpuBefore;
             Map<String, Long> after = BenchRedis.commandCalls(admin);
@@ -47,7 +50,7 @@ final class CommandCount {
                 }
             }
             return new Cost(label, workload, threads, decisions, admitted, (double) trips / decisions,
-                    (double) total / decisions, per, cpu * 1e6 / decisions);
+                    (double) total / decisions, per, cpu * 1e6 / decisions, decisions / seconds);
         }
     }
 

@@ -1,14 +1,12 @@
 package dev.sluice.bench;
 
+import dev.sluice.bench.webapp.Hello;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
-import jakarta.servlet.http.HttpServlet;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import org.apache.catalina.Context;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
@@ -21,7 +19,6 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -93,14 +90,12 @@ public final class HttpHarness {
     private static void printSluiceMetrics() {
         try {
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            for (ObjectName name : server.queryNames(new ObjectName("dev.sluice:*"), null)) {
-                try {
-                    System.out.printf("SLUICE %s decisions=%s fallback=%s timeouts=%s errors=%s%n", name,
-                            server.getAttribute(name, "Decisions"), server.getAttribute(name, "FallbackDecisions"),
-                            server.getAttribute(name, "RedisTimeouts"), server.getAttribute(name, "RedisErrors"));
-                } catch (JMException notTheLimiterBean) {
-                    // a per-rule bean: no such attributes
-                }
+            for (ObjectName name : server.queryNames(new ObjectName("dev.sluice:type=RateLimiter,*"), null)) {
+                long decisions = ((Number) server.getAttribute(name, "Allowed")).longValue()
+                        + ((Number) server.getAttribute(name, "Denied")).longValue();
+                System.out.printf("SLUICE %s decisions=%d fallback=%s timeouts=%s errors=%s%n", name, decisions,
+                        server.getAttribute(name, "FallbackDecisions"), server.getAttribute(name, "RedisTimeouts"),
+                        server.getAttribute(name, "RedisErrors"));
             }
         } catch (JMException e) {
             System.out.println("SLUICE metrics unavailable: " + e);
@@ -169,19 +164,6 @@ public final class HttpHarness {
         @Override
         public void destroy() {
             jedis.close();
-        }
-    }
-
-    /** The trivial application. */
-    static final class Hello extends HttpServlet {
-        private static final long serialVersionUID = 1L;
-        private static final byte[] OK = "ok".getBytes(StandardCharsets.US_ASCII);
-
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType("text/plain");
-            resp.setContentLength(OK.length);
-            resp.getOutputStream().write(OK);
         }
     }
 }

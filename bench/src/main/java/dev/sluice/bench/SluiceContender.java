@@ -34,10 +34,21 @@ final class SluiceContender implements Contender {
      * @param shared whether concurrent decisions share round trips (a {@code JedisPooled}), or each
      *               makes its own (a plain {@code UnifiedJedis}, Sluice before 0.2)
      */
-    @SuppressWarnings("unchecked")
     SluiceContender(Workload workload, String algorithm, boolean deniedCache, int rules, boolean shared) {
-        jedis = shared ? BenchRedis.pooled() : BenchRedis.unshared();
-        Rule rule = Workload.rule(algorithm, workload);
+        this(shared ? BenchRedis.pooled() : BenchRedis.unshared(), workload, algorithm, deniedCache, rules);
+    }
+
+    /** The same on {@code jedis} (closed with this): shared round trips if it is a {@code JedisPooled}. */
+    SluiceContender(UnifiedJedis jedis, Workload workload, String algorithm, boolean deniedCache, int rules) {
+        this(jedis, workload, Workload.rule(algorithm, workload), deniedCache, rules);
+    }
+
+    /** The same with {@code rule} instead of the workload's for its algorithm; the clients are the workload's. */
+    @SuppressWarnings("unchecked")
+    SluiceContender(UnifiedJedis jedis, Workload workload, Rule rule, boolean deniedCache, int rules) {
+        this.jedis = jedis;
+        boolean shared = jedis instanceof redis.clients.jedis.JedisPooled;
+        String algorithm = rule.algorithm().id();
         limiter = BenchRedis.stack(jedis, BenchRedis.prefix("sluice"), rule, deniedCache).limiter();
         String[] keys = workload.clientKeys();
         requests = new List[keys.length];

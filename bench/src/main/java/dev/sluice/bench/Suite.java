@@ -33,7 +33,8 @@ import java.util.Set;
  *
  * <pre>java -Dsluice.bench.redis=redis://127.0.0.1:PORT -cp benchmarks.jar dev.sluice.bench.Suite \
  *     --out DIR [--rounds 1] [--full] [--parts redis,local,filter,commands,flood,shapes]
- *     [--impls sluice,sluice-unshared,bucket4j,floor]</pre>
+ *     [--impls sluice,sluice-unshared,bucket4j,floor] [--threads 1,8,64]</pre>
+ * {@code --threads} limits the limiter-API trials to those thread counts (the other algorithms run at 8).
  */
 public final class Suite {
 
@@ -68,6 +69,7 @@ public final class Suite {
     private final boolean full;
     private final Set<String> parts;
     private final Set<String> impls;
+    private final int[] threads;
     private final String redisUrl;
     final Map<Trial, Samples> samples = new LinkedHashMap<>();
     final List<CommandCount.Cost> costs = new ArrayList<>();
@@ -75,12 +77,13 @@ public final class Suite {
     final List<KeyMemory.Usage> memory = new ArrayList<>();
     final List<RoundTripShapes.Shape> shapes = new ArrayList<>();
 
-    private Suite(Path out, int rounds, boolean full, Set<String> parts, Set<String> impls) {
+    private Suite(Path out, int rounds, boolean full, Set<String> parts, Set<String> impls, int[] threads) {
         this.out = out;
         this.rounds = rounds;
         this.full = full;
         this.parts = parts;
         this.impls = impls;
+        this.threads = threads;
         this.redisUrl = BenchRedis.uri().toString();
     }
 
@@ -90,6 +93,7 @@ public final class Suite {
         boolean full = false;
         Set<String> parts = Set.of("redis", "local", "filter", "commands", "flood", "shapes");
         Set<String> impls = Set.of("sluice", "sluice-unshared", "bucket4j", "floor");
+        int[] threads = THREADS;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--out" -> out = Path.of(args[++i]);
@@ -97,13 +101,14 @@ public final class Suite {
                 case "--full" -> full = true;
                 case "--parts" -> parts = Set.of(args[++i].split(","));
                 case "--impls" -> impls = Set.of(args[++i].split(","));
+                case "--threads" -> threads = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; usage: --out DIR [--rounds N] [--full] [--parts redis,local,filter,commands] [--impls ...]");
+                        + "; usage: --out DIR [--rounds N] [--full] [--parts redis,local,filter,commands] [--impls ...] [--threads 1,8,64]");
             }
         }
         if (out == null) throw new IllegalArgumentException("--out DIR is required");
         Files.createDirectories(out);
-        Suite suite = new Suite(out, rounds, full, parts, impls);
+        Suite suite = new Suite(out, rounds, full, parts, impls, threads);
         suite.run();
     }
 
@@ -143,7 +148,7 @@ public final class Suite {
     List<Trial> matrix() {
         List<Trial> m = new ArrayList<>();
         if (parts.contains("redis")) {
-            for (int threads : THREADS) {
+            for (int threads : this.threads) {
                 for (Workload w : Workload.values()) {
                     if (impls.contains("floor") && w != Workload.EXHAUSTED) {
                         m.add(redis("floor", w, "-", true, threads));
@@ -164,7 +169,7 @@ public final class Suite {
             if (impls.contains("sluice")) {
                 for (String algorithm : ALGORITHMS) {
                     if (algorithm.equals("token-bucket") || !implemented(algorithm)) continue;
-                    for (int threads : full ? THREADS : new int[]{8}) {
+                    for (int threads : full ? this.threads : java.util.Arrays.stream(this.threads).filter(t -> t == 8).toArray()) {
                         for (Workload w : Workload.values()) {
                             // an exhausted key with the cache on is a local lookup whatever the algorithm
                             if (w == Workload.EXHAUSTED && !full) continue;
