@@ -46,9 +46,9 @@ public final class DeploymentValidator implements ServletContainerInitializer {
             try {
                 ConfigLoader.fromInitParams(filter.getValue().getInitParameters(), loader);
             } catch (RuntimeException e) {
-                String name = filter.getKey();
-                log.error("Sluice filter '{}' failed to start: {}", name, e.getMessage());
-                throw new ServletException("Sluice filter '" + name + "' failed to start: " + e.getMessage(), e);
+                String name = RateLimitFilter.instanceName(context, filter.getKey());
+                log.error("Sluice [{}] failed to start: {}", name, e.getMessage());
+                throw new ServletException("Sluice [" + name + "] failed to start: " + e.getMessage(), e);
             }
         }
     }

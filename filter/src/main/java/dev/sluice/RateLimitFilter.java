@@ -1,8 +1,10 @@
 package dev.sluice;
 
 import dev.sluice.config.ConfigLoader;
+import dev.sluice.config.Durations;
 import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
+import dev.sluice.internal.http.AsyncListenerAdapter;
 import dev.sluice.internal.http.DelayedAdmission;
 import dev.sluice.internal.http.QuotaExceededProblem;
 import dev.sluice.internal.http.RateLimitHeaders;
@@ -21,10 +23,10 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -43,6 +45,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 /**
  * The servlet filter: a thin HTTP adapter over {@link Sluice}. {@link #init} parses and validates
@@ -70,10 +73,13 @@ public class RateLimitFilter implements Filter {
 
     private Sluice sluice;
     private Clock clock = Clock.SYSTEM;
-    private String name;
+    /** The JMX instance name ({@code shop/sluice}), which every log line and thread of this filter carries. */
+    private String instance;
     private String countedAttribute;
     private Map<String, String> initParams;
     private ClassLoader loader;
+    /** The web application's {@code ServletContext.getRealPath}, to say where the config file is; or null. */
+    private UnaryOperator<String> realPath;
     /** Everything a request needs, built once from the configuration; a request reads it once. */
     private volatile Setup setup;
     private volatile DelayedAdmission delays;
@@ -178,6 +184,7 @@ public class RateLimitFilter implements Filter {
     @Override
     public void init(FilterConfig filterConfig) throws ServletException {
         String filterName = filterConfig.getFilterName();
+        String jmxName = instanceName(filterConfig.getServletContext(), filterName);
         try {
             Map<String, String> params = new LinkedHashMap<>();
             for (Enumeration<String> e = filterConfig.getInitParameterNames(); e.hasMoreElements(); ) {
@@ -186,38 +193,44 @@ public class RateLimitFilter implements Filter {
             }
             ClassLoader classLoader = Thread.currentThread().getContextClassLoader();
             if (classLoader == null) classLoader = RateLimitFilter.class.getClassLoader();
-            SluiceConfig config = ConfigLoader.fromInitParams(params, classLoader);
+            ConfigLoader.FileContent loaded = ConfigLoader.read(params, classLoader);
             this.initParams = Map.copyOf(params);
             this.loader = classLoader;
-            start(filterName, jmxName(filterConfig), config);
+            ServletContext context = filterConfig.getServletContext();
+            this.realPath = context == null ? null : context::getRealPath;
+            start(filterName, jmxName, loaded);
         } catch (RuntimeException e) {
-            log.error("Sluice filter '{}' failed to start: {}", filterName, e.getMessage());
-            throw new ServletException("Sluice filter '" + filterName + "' failed to start: " + e.getMessage(), e);
+            log.error("Sluice [{}] failed to start: {}", jmxName, e.getMessage());
+            throw new ServletException("Sluice [" + jmxName + "] failed to start: " + e.getMessage(), e);
         }
     }
 
-    /** The JMX instance name: the filter's name, after the context path unless it is the root context. */
-    private static String jmxName(FilterConfig filterConfig) {
-        String contextPath = filterConfig.getServletContext() == null ? null : filterConfig.getServletContext().getContextPath();
-        String name = filterConfig.getFilterName();
-        return contextPath == null || contextPath.isEmpty() ? name : contextPath.substring(1) + "/" + name;
+    /**
+     * The instance's name, in JMX, in Micrometer's {@code instance} tag and in every log line and
+     * thread name: the filter's name, after the context path unless it is the root context
+     * ({@code shop/sluice}, or {@code sluice}).
+     */
+    static String instanceName(ServletContext context, String filterName) {
+        String contextPath = context == null ? null : context.getContextPath();
+        return contextPath == null || contextPath.isEmpty() ? filterName : contextPath.substring(1) + "/" + filterName;
     }
 
-    private void start(String filterName, String jmxName, SluiceConfig config) {
-        this.name = filterName;
+    private void start(String filterName, String jmxName, ConfigLoader.FileContent loaded) {
+        SluiceConfig config = loaded.config();
         this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + filterName;
         Setup prepared = new Setup(config, loader);
-        Sluice created = Sluice.builder(config).clock(clock).build();
+        Sluice created = Sluice.builder(config).clock(clock).name(jmxName).withoutStartLine().build();
         try {
-            created.registerMBeans(jmxName);
+            this.instance = created.registerMBeans(jmxName);
         } catch (RuntimeException e) {
             created.close(); // the container calls no destroy() after a failed init: release the pool here
             throw e;
         }
-        this.delays = prepared.delays ? new DelayedAdmission(filterName) : null;
+        this.delays = prepared.delays ? new DelayedAdmission(instance) : null;
         this.sluice = created;
         this.setup = prepared;
-        this.reloader = new ConfigReloader(filterName, initParams, loader, this::apply, created.recorder());
+        this.reloader = new ConfigReloader(instance, loaded.fingerprint(), initParams, loader, this::apply,
+                created.recorder());
         created.recorder().operations(new SluiceMetrics.Operations() {
             @Override
             public int clearDeniedCache() {
@@ -235,12 +248,20 @@ public class RateLimitFilter implements Filter {
             }
         });
         reloader.start(config.reload());
-        log.info("Sluice filter '{}' started: rules {}{}", filterName, ruleSummary(config),
-                config.reload().isZero() ? "" : "; " + CONFIG_PARAM + " file checked for changes every " + config.reload());
+        log.info("Sluice [{}] started: {}{}", instance, created.summary(), configFile(config));
     }
 
-    private static List<String> ruleSummary(SluiceConfig config) {
-        return config.rules().stream().map(r -> r.name() + (r.rule().dryRun() ? " (dry-run)" : "")).toList();
+    /** Where the configuration file is, for the start-up line: the file a user edits to change the limits. */
+    private String configFile(SluiceConfig config) {
+        String where;
+        try {
+            where = ConfigLoader.whereIs(initParams, loader, realPath);
+        } catch (RuntimeException goneSinceRead) {
+            where = initParams.get(CONFIG_PARAM);
+        }
+        if (where == null) return "";
+        return "; config file " + where + (config.reload().isZero() ? ""
+                : ", checked for changes every " + Durations.format(config.reload()));
     }
 
     /**
@@ -253,7 +274,7 @@ public class RateLimitFilter implements Filter {
         Setup prepared = new Setup(next, loader); // may throw (a class: key source): nothing changed yet
         sluice.reconfigure(next);
         synchronized (this) {
-            if (prepared.delays && delays == null) delays = new DelayedAdmission(name);
+            if (prepared.delays && delays == null) delays = new DelayedAdmission(instance);
         }
         setup = prepared;
         return ConfigChanges.describe(running, next);
@@ -369,9 +390,9 @@ public class RateLimitFilter implements Filter {
     /**
      * What an admitted request gives back once its final status is known: the rules with a
      * {@code count} that does not include the status, which took their cost (a shadow rule that
-     * denied took nothing).
+     * denied took nothing). The container hears of it through an {@link AsyncListenerAdapter}.
      */
-    private static final class GiveBack implements AsyncListener {
+    private static final class GiveBack implements AsyncListenerAdapter.Events {
         private final Sluice sluice;
         private final List<Acquisition> acquisitions;
         private final List<RuleDecision> taken;
@@ -409,7 +430,7 @@ public class RateLimitFilter implements Filter {
         /** Settles now, or when the request completes if it went asynchronous. */
         void settleWhenComplete(HttpServletRequest request, HttpServletResponse response) {
             if (request.isAsyncStarted()) {
-                request.getAsyncContext().addListener(this, request, response);
+                request.getAsyncContext().addListener(new AsyncListenerAdapter(this), request, response);
             } else {
                 settle(response.getStatus());
             }
@@ -433,7 +454,7 @@ public class RateLimitFilter implements Filter {
             try {
                 sluice.giveBack(back, backTaken);
             } catch (RuntimeException e) {
-                log.debug("Sluice: giving back failed (the request counts)", e);
+                log.debug("Sluice [{}]: giving back failed (the request counts)", sluice.name(), e);
             }
         }
 
@@ -443,16 +464,9 @@ public class RateLimitFilter implements Filter {
         }
 
         @Override
-        public void onTimeout(AsyncEvent event) {
-        }
-
-        @Override
-        public void onError(AsyncEvent event) {
-        }
-
-        @Override
         public void onStartAsync(AsyncEvent event) {
-            event.getAsyncContext().addListener(this, event.getSuppliedRequest(), event.getSuppliedResponse());
+            event.getAsyncContext().addListener(new AsyncListenerAdapter(this), event.getSuppliedRequest(),
+                    event.getSuppliedResponse());
         }
     }
 
@@ -463,10 +477,10 @@ public class RateLimitFilter implements Filter {
     private void nonIpPeer(String peer) {
         sluice.recorder().recordNonIpPeer();
         if (nonIpPeerLogged.compareAndSet(false, true)) {
-            log.warn("Sluice filter '{}': a request came from a peer that is not an IP address ({}), e.g. through a"
+            log.warn("Sluice [{}]: a request came from a peer that is not an IP address ({}), e.g. through a"
                     + " Unix-socket connector; rules keyed on ip do not apply to such requests (counted in the"
                     + " NonIpPeers metric). Put a proxy that sets X-Forwarded-For in trusted-proxies, or key those"
-                    + " rules on something else. Logged once.", name, peer == null ? "none" : peer.length() > 64
+                    + " rules on something else. Logged once.", instance, peer == null ? "none" : peer.length() > 64
                     ? peer.substring(0, 64) + "..." : peer);
         }
     }
@@ -512,8 +526,8 @@ public class RateLimitFilter implements Filter {
             long count = dryRunDenials.getAndSet(0);
             List<String> names = new ArrayList<>();
             for (RuleDecision r : decision.shadowDenied()) names.add(r.rule().name());
-            log.info("Sluice dry-run: {} request(s) would have been denied since the last report, the latest by {}",
-                    count, names);
+            log.info("Sluice [{}] dry-run: {} {} have been denied since the last report, the latest by {}",
+                    instance, count, count == 1 ? "request would" : "requests would", String.join(", ", names));
         }
     }
 

@@ -75,7 +75,7 @@ public final class Sluice implements AutoCloseable {
     private Sluice(Builder b) {
         this.config = b.config;
         this.rules = rulesOf(config);
-        this.metrics = new SluiceMetrics();
+        this.metrics = new SluiceMetrics(b.name);
         metrics.updateRules(List.copyOf(rules.values()));
         this.stack = LimiterStack.build(config, b.clock, b.redis, metrics);
         this.limiter = stack.limiter();
@@ -97,12 +97,26 @@ public final class Sluice implements AutoCloseable {
             stack.close(); // nobody else will: the caller gets no Sluice to close
             throw e;
         }
-        if (config.backend() == SluiceConfig.Backend.LOCAL) {
-            log.info("Sluice: backend=local; limits are per instance ({} rules)", rules.size());
-        } else {
-            log.info("Sluice: backend=redis at {}, clock={}, {} rules", config.redis().describe(),
-                    config.clock().name().toLowerCase(Locale.ROOT), rules.size());
-        }
+        if (b.startLine) log.info("Sluice [{}] started: {}", metrics.name(), summary());
+    }
+
+    /**
+     * What this limiter is, for the start-up line: {@code 2 rules (api, login), backend=redis at
+     * localhost:6379, clock=redis}.
+     */
+    String summary() {
+        SluiceConfig c = config;
+        List<String> names = c.rules().stream().map(r -> r.name() + (r.rule().dryRun() ? " (dry-run)" : "")).toList();
+        String rulesPart = names.size() + (names.size() == 1 ? " rule (" : " rules (") + String.join(", ", names) + ")";
+        return c.backend() == SluiceConfig.Backend.LOCAL
+                ? rulesPart + ", backend=local: limits are per instance"
+                : rulesPart + ", backend=redis at " + c.redis().describe() + ", clock="
+                + c.clock().name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The name of this limiter in its log lines and its threads' names ({@link Builder#name}), as JMX shows it once registered. */
+    public String name() {
+        return metrics.name();
     }
 
     /** Builds a limiter from properties (keys as in the configuration reference). */
@@ -174,8 +188,8 @@ public final class Sluice implements AutoCloseable {
      * Registers this limiter's MXBeans ({@code dev.sluice:type=RateLimiter,name=<name>} and one
      * {@code type=Rule} per rule) on the platform MBean server; {@link #close()} unregisters them.
      * Its Micrometer meters (if any) take the name used as their {@code instance} tag (before, it is
-     * {@code sluice}); call this before deciding, as the filter does, or the latency timer's first
-     * figures go with the old tag.
+     * the {@link Builder#name name}, {@code sluice} by default), and so do its log lines; call this
+     * before deciding, as the filter does, or the latency timer's first figures go with the old tag.
      *
      * @return the name used: {@code name}, or with a suffix if another Sluice in this JVM has it
      */
@@ -368,7 +382,7 @@ public final class Sluice implements AutoCloseable {
         if (stack.cache() == null) return 0;
         int held = stack.cache().size();
         stack.cache().clear();
-        log.info("Sluice: the denied-client cache was cleared through JMX ({} denials forgotten)", held);
+        log.info("Sluice [{}]: the denied-client cache was cleared through JMX ({} denials forgotten)", name(), held);
         return held;
     }
 
@@ -386,7 +400,7 @@ public final class Sluice implements AutoCloseable {
         } catch (LimiterUnavailableException e) {
             return "reset on this instance; Redis did not answer: " + e.getMessage();
         }
-        log.info("Sluice: rule {} was reset for client {} through JMX", ruleName, key);
+        log.info("Sluice [{}]: rule {} was reset for client {} through JMX", name(), ruleName, key);
         return "reset rule " + ruleName + " for client " + key;
     }
 
@@ -396,7 +410,7 @@ public final class Sluice implements AutoCloseable {
         if (ownThreads == null) {
             int n = Math.max(2, Runtime.getRuntime().availableProcessors());
             ownThreads = Executors.newScheduledThreadPool(n, r -> {
-                Thread t = new Thread(r, "sluice-async-" + THREADS.incrementAndGet());
+                Thread t = new Thread(r, "sluice-async-" + name() + "-" + THREADS.incrementAndGet());
                 t.setDaemon(true);
                 return t;
             });
@@ -430,9 +444,30 @@ public final class Sluice implements AutoCloseable {
         private UnifiedJedis redis;
         private Executor asyncExecutor;
         private Object meterRegistry;
+        private String name = SluiceMetrics.DEFAULT_NAME;
+        private boolean startLine = true;
 
         private Builder(SluiceConfig config) {
             this.config = Objects.requireNonNull(config, "config");
+        }
+
+        /**
+         * The name this limiter's log lines and threads carry ({@code Sluice [billing] started: ...},
+         * {@code sluice-async-billing-1}), so that several limiters in one JVM can be told apart; also
+         * its Micrometer meters' {@code instance} tag until {@link Sluice#registerMBeans} names it.
+         * Default {@code sluice}. The filter gives its JMX instance name ({@code shop/sluice}).
+         */
+        public Builder name(String name) {
+            Objects.requireNonNull(name, "name");
+            if (name.isBlank()) throw new IllegalArgumentException("name must not be blank");
+            this.name = name;
+            return this;
+        }
+
+        /** For the filter, which logs a start-up line of its own once it has started. */
+        Builder withoutStartLine() {
+            this.startLine = false;
+            return this;
         }
 
         /**

@@ -48,7 +48,7 @@ class DeploymentValidatorTest {
                 registration("sluice", RateLimitFilter.class.getName(), with(GOOD, "rule.api.limit", "-1")));
         assertThatThrownBy(() -> new DeploymentValidator().onStartup(Set.of(), context))
                 .isInstanceOf(ServletException.class)
-                .hasMessageContaining("Sluice filter 'sluice'").hasMessageContaining("rule.api.limit").hasMessageContaining("-1");
+                .hasMessageContaining("Sluice [shop/sluice]").hasMessageContaining("rule.api.limit").hasMessageContaining("-1");
     }
 
     @Test
@@ -139,6 +139,7 @@ class DeploymentValidatorTest {
         return (ServletContext) Proxy.newProxyInstance(DeploymentValidatorTest.class.getClassLoader(),
                 new Class<?>[]{ServletContext.class}, (proxy, method, args) -> switch (method.getName()) {
                     case "getClassLoader" -> loader;
+                    case "getContextPath" -> "/shop";
                     case "getFilterRegistrations" -> byName;
                     default -> throw new UnsupportedOperationException(method.getName());
                 });

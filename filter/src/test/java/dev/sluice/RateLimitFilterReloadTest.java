@@ -1,17 +1,28 @@
 package dev.sluice;
 
+import dev.sluice.key.KeySource;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
 import dev.sluice.testing.Poll;
+import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.MalformedURLException;
+import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -135,6 +146,67 @@ class RateLimitFilterReloadTest {
         assertThat(admitted(5)).isEqualTo(2);
     }
 
+    /**
+     * Tomcat's class loader serves {@code getResourceAsStream} from a resource cache that keeps a
+     * resource about five seconds; {@code reload()} must read the file as it is now.
+     */
+    @Test
+    void aClasspathFileIsReadAsItIsNowWhateverTheClassLoaderCaches() throws Exception {
+        Path classes = Files.createDirectories(dir.resolve("WEB-INF/classes"));
+        Path file = classes.resolve("ratelimit.properties");
+        write(file, "rules = api\nbackend = local\nrule.api.algorithm = fixed-window\nrule.api.limit = 3\n"
+                + "rule.api.window = 1h\n");
+        Thread thread = Thread.currentThread();
+        ClassLoader before = thread.getContextClassLoader();
+        thread.setContextClassLoader(new CachingClassLoader(classes)); // the web application's, as init sees it
+        try {
+            filter = new RateLimitFilter();
+            filter.init(FakeServlet.filterConfig("reload", FakeServlet.params("config", "classpath:/ratelimit.properties")));
+        } finally {
+            thread.setContextClassLoader(before);
+        }
+        write(file, Files.readString(file).replace("limit = 3", "limit = 5"));
+        assertThat(filter.reload()).startsWith("applied").contains("rule.api.limit: 3 -> 5");
+        assertThat(admitted(6)).isEqualTo(5);
+    }
+
+    /**
+     * An edit made while the filter starts (after it read the file, before it is ready) is a change
+     * like any other: the content the running configuration came from is the one compared with.
+     */
+    @Test
+    void anEditWhileTheFilterStartsIsNotLost() throws Exception {
+        Path file = file("3");
+        write(file, Files.readString(file) + "rule.api.key = class:" + EditsTheFileWhenCreated.class.getName() + "|ip\n");
+        String edited = Files.readString(file).replace("limit = 3", "limit = 5");
+        EditsTheFileWhenCreated.edit.set(() -> write(file, edited));
+        start(file);
+        assertThat(EditsTheFileWhenCreated.edit.get()).as("the edit was made during init").isNull();
+        assertThat(filter.config().rule("api").rule().limit()).as("started with what it read").isEqualTo(3);
+
+        assertThat(filter.reload()).startsWith("applied").contains("rule.api.limit: 3 -> 5");
+        assertThat(admitted(6)).isEqualTo(5);
+    }
+
+    /** A key source the filter creates during init, after it has read its file: the moment an operator edits it. */
+    public static final class EditsTheFileWhenCreated implements KeySource {
+        static final AtomicReference<Edit> edit = new AtomicReference<>();
+
+        interface Edit {
+            void run() throws Exception;
+        }
+
+        public EditsTheFileWhenCreated() throws Exception {
+            Edit e = edit.getAndSet(null);
+            if (e != null) e.run();
+        }
+
+        @Override
+        public String resolve(HttpServletRequest request) {
+            return null;
+        }
+    }
+
     @Test
     void theFileIsCheckedEveryReloadInterval() throws Exception {
         Path file = file("3");
@@ -144,5 +216,38 @@ class RateLimitFilterReloadTest {
         Poll.until(Duration.ofSeconds(5), "the change applied by the watcher",
                 () -> filter.sluice().metrics().getReloads() == 1);
         assertThat(admitted(7)).isEqualTo(6);
+    }
+
+    /** A web application class loader that, like Tomcat's, answers {@code getResourceAsStream} from a cache. */
+    private static final class CachingClassLoader extends ClassLoader {
+        private final Path classes;
+        private final Map<String, byte[]> cache = new ConcurrentHashMap<>();
+
+        CachingClassLoader(Path classes) {
+            super(null);
+            this.classes = classes;
+        }
+
+        @Override
+        protected URL findResource(String name) {
+            Path p = classes.resolve(name);
+            try {
+                return Files.exists(p) ? p.toUri().toURL() : null;
+            } catch (MalformedURLException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public InputStream getResourceAsStream(String name) {
+            byte[] bytes = cache.computeIfAbsent(name, n -> {
+                try {
+                    return Files.readAllBytes(classes.resolve(n));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            return new ByteArrayInputStream(bytes);
+        }
     }
 }

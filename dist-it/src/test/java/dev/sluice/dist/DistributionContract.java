@@ -1,6 +1,7 @@
 package dev.sluice.dist;
 
 import dev.sluice.it.support.Container;
+import dev.sluice.it.support.Deployment;
 import dev.sluice.it.support.EveryContainer;
 import dev.sluice.it.support.ExampleApp;
 import dev.sluice.it.support.ExampleWar;
@@ -11,11 +12,18 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -116,6 +124,116 @@ abstract class DistributionContract implements EveryContainer {
                 .isLessThanOrEqualTo(kinds.getOrDefault(kind, 0L)));
         assertNoLeakWarnings(server);
     }
+
+    /**
+     * The file the start-up line names is the one to edit: the WAR's own
+     * {@code classpath:/ratelimit.properties}, with the Quick start's settings (no {@code reload}), where
+     * the container unpacked it. {@code reload()}, run through the jar's command line on the server's
+     * pid as an operator without a display runs it, applies an edit at once, whatever the container
+     * caches (Tomcat serves a resource from a cache of about five seconds); the figures it prints
+     * are the instance's. Nothing about Sluice is logged at WARN or ERROR, deployed or undeployed.
+     */
+    @Test
+    void reloadAppliesAnEditOfTheFileTheStartUpLineNamesAtOnce() throws Exception {
+        Server server = distribution.servers(1).get(0);
+        Map<Path, Long> mark = server.logMark();
+        String instance;
+        try (Deployment d = container().deploy(ExampleApp.named("dist-edit"), 1)) {
+            assertThat(d.get(0, "/api/x").headers().firstValue("RateLimit-Policy").orElse(""))
+                    .contains("\"api\";q=10;");
+            StartUpLine started = StartUpLine.in(d.log(0));
+            assertThat(started.reloadEvery()).as("the Quick start's file: no reload").isNull();
+            edit(started.file(), "rule.api.limit", "4");
+
+            String answer = figures(server, started.instance(), "reload");
+            assertThat(answer.trim()).isEqualTo("applied: rule.api.limit: 10 -> 4");
+            assertThat(d.get(0, "/api/x").headers().firstValue("RateLimit-Policy").orElse("")).contains("\"api\";q=4;");
+            String figures = figures(server, started.instance());
+            assertThat(figures).contains("dev.sluice:type=RateLimiter,name=" + started.instance() + "\n")
+                    .containsPattern("\n  Reloads +1\n").containsPattern("\n  Allowed +2\n")
+                    .contains("dev.sluice:type=Rule,name=" + started.instance() + ",rule=api\n")
+                    .containsPattern("\n  Limit +4\n");
+            System.out.printf("DIST %s reload(): %s; the file %s%n", server, answer.trim(), started.file());
+            instance = started.instance();
+        }
+        assertQuiet(server, server.logSince(mark), instance);
+    }
+
+    /**
+     * With {@code reload}, an edit of the file is applied by the check after the one that read it
+     * first (a file caught half-written never is): within {@code reload} and a second. The
+     * reload thread carries the instance's name.
+     */
+    @Test
+    void anEditIsAppliedWithinTheReloadIntervalAndASecond() throws Exception {
+        Server server = distribution.servers(1).get(0);
+        Map<Path, Long> mark = server.logMark();
+        String instance;
+        try (Deployment d = container().deploy(ExampleApp.named("dist-watch").with("reload", "2s"), 1)) {
+            StartUpLine started = StartUpLine.in(d.log(0));
+            assertThat(started.reloadEvery()).isEqualTo("2s");
+            assertThat(server.jmx().threadNames()).contains("sluice-reload-" + started.instance());
+            long edited = System.nanoTime();
+            edit(started.file(), "rule.api.limit", "6");
+            Poll.until(Duration.ofSeconds(3), "the edit applied within reload (2 s) and a second",
+                    () -> d.mxbeanTotal("Reloads") == 1);
+            System.out.printf("DIST %s reload=2s: the edit applied %d ms after it was made%n", server,
+                    (System.nanoTime() - edited) / 1_000_000);
+            assertThat(d.get(0, "/api/x").headers().firstValue("RateLimit-Policy").orElse("")).contains("\"api\";q=6;");
+            instance = started.instance();
+        }
+        assertQuiet(server, server.logSince(mark), instance);
+    }
+
+    /** What a filter's start-up line says: its instance name, its file, how often that is checked. */
+    record StartUpLine(String instance, Path file, String reloadEvery) {
+        private static final Pattern LINE = Pattern.compile(
+                "Sluice \\[([^\\]]+)\\] started: [^\\n]*?; config file ([^\\n]+?)(?:, checked for changes every (\\S+))?\\s*$",
+                Pattern.MULTILINE);
+
+        static StartUpLine in(String log) {
+            Matcher m = LINE.matcher(log);
+            assertThat(m.find()).as("the start-up line in:\n%s", log).isTrue();
+            return new StartUpLine(m.group(1), Path.of(m.group(2)), m.group(3));
+        }
+    }
+
+    /** Sets {@code key} in the properties file as an operator does: written beside it, renamed over it. */
+    private static void edit(Path file, String key, String value) throws Exception {
+        String text = Files.readString(file);
+        String edited = text.replaceAll("(?m)^" + Pattern.quote(key) + "\\s*=.*$", key + " = " + value);
+        assertThat(edited).as("%s sets %s", file, key).isNotEqualTo(text);
+        Path tmp = Files.createTempFile(file.getParent(), "edit-", ".tmp");
+        Files.writeString(tmp, edited);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** {@code java -jar sluice-filter.jar <pid> [args]}: the jar's command line, run against the server's JVM. */
+    static String figures(Server server, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", Server.fileProperty("sluice.filter.jar").toString(), Long.toString(server.process().jvmPid())));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("%s ends", command).isTrue();
+        assertThat(p.exitValue()).as("%s: %s", command, out).isZero();
+        return out;
+    }
+
+    /**
+     * A good deployment is quiet: no line at WARN or ERROR (WARNING, SEVERE) from or about Sluice or
+     * the example application; the container's other warnings in that time are printed.
+     */
+    static void assertQuiet(Server server, String log, String instance) {
+        String context = instance.substring(0, instance.lastIndexOf('/'));
+        List<String> warnings = log.lines().filter(l -> WARNING.matcher(l).find()).toList();
+        List<String> ours = warnings.stream().filter(l -> l.toLowerCase(Locale.ROOT).contains("sluice")
+                || l.contains(context)).toList();
+        warnings.stream().filter(l -> !ours.contains(l)).forEach(l -> System.out.printf("DIST %s warned: %s%n", server, l));
+        assertThat(ours).as("%s's warnings and errors about Sluice", server).isEmpty();
+    }
+
+    private static final Pattern WARNING = Pattern.compile("\\b(WARN|WARNING|ERROR|SEVERE)\\b");
 
     /** The example WAR with {@code app}'s Sluice keys in its {@code web.xml}, to deploy by hand. */
     private static Path war(ExampleApp app) {

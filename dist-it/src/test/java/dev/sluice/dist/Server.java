@@ -271,6 +271,16 @@ abstract class Server implements AutoCloseable {
         return dir;
     }
 
+    /** A file named by a system property that failsafe sets (see dist-it/pom.xml). */
+    static Path fileProperty(String property) {
+        String value = System.getProperty(property);
+        if (value == null || !Files.isRegularFile(Path.of(value))) {
+            throw new IllegalStateException("system property " + property + "=" + value + " names no file: run the"
+                    + " distribution tests through Maven (mvn verify), which builds it first");
+        }
+        return Path.of(value);
+    }
+
     static Path serversDir() {
         String value = System.getProperty("dist.servers.dir", "target/servers");
         return Path.of(value);

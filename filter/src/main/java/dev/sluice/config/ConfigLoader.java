@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 import static dev.sluice.config.ConfigKeys.*;
@@ -105,6 +106,37 @@ public final class ConfigLoader {
      * @param problem     why the file gives no configuration (missing, unreadable, invalid), or {@code null}
      */
     public record FileContent(String fingerprint, SluiceConfig config, ConfigException problem) {
+    }
+
+    /**
+     * {@link #fromInitParams}, with the fingerprint of the {@code config} file's content it parsed:
+     * what a reload compares the file with, taken from the very bytes the configuration came from,
+     * so that an edit made while the application starts is not mistaken for the running content.
+     *
+     * @return the configuration (never a problem), its fingerprint {@code null} without a {@code config} init-param
+     * @throws ConfigException as {@link #fromInitParams}
+     */
+    public static FileContent read(Map<String, String> initParams, ClassLoader classLoader) {
+        FileContent content = reread(initParams, classLoader);
+        if (content == null) return new FileContent(null, fromInitParams(initParams, classLoader), null);
+        if (content.problem() != null) throw content.problem();
+        return content;
+    }
+
+    /**
+     * Where the {@code config} file is, for the log: the file a user edits. Its absolute path (for a
+     * {@code classpath:} resource in a directory too, e.g. an unpacked WAR's {@code WEB-INF/classes}),
+     * or the URL of a resource that is no file of its own; {@code null} without a {@code config} init-param.
+     *
+     * @param realPath the file a path of the web application is ({@code ServletContext::getRealPath}),
+     *                 for a {@code WEB-INF/classes} resource the class loader serves from a virtual
+     *                 file system (WildFly); {@code null} outside a container
+     * @throws ConfigException as {@link #fromInitParams} when the file cannot be found
+     */
+    public static String whereIs(Map<String, String> initParams, ClassLoader classLoader, UnaryOperator<String> realPath) {
+        String location = initParams.get(CONFIG);
+        if (location == null || location.isBlank()) return null;
+        return PropertiesFile.where(Placeholders.system().resolve(CONFIG, location.trim()).trim(), classLoader, realPath);
     }
 
     /**

@@ -54,6 +54,20 @@ public final class Durations {
         return d;
     }
 
+    /**
+     * A duration as a user writes one: the largest of the units above that states it exactly
+     * ({@code 2s}, {@code 90s}, {@code 1500ms}, {@code 1d}), for log lines and messages.
+     */
+    public static String format(Duration d) {
+        long ms = d.toMillis();
+        if (ms == 0) return "0";
+        if (ms % 86_400_000 == 0) return ms / 86_400_000 + "d";
+        if (ms % 3_600_000 == 0) return ms / 3_600_000 + "h";
+        if (ms % 60_000 == 0) return ms / 60_000 + "m";
+        if (ms % 1000 == 0) return ms / 1000 + "s";
+        return ms + "ms";
+    }
+
     private static Duration withUnit(String key, String original, String v) {
         Matcher m = WITH_UNIT.matcher(v);
         if (!m.matches()) return null;

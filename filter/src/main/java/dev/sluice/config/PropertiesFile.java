@@ -5,6 +5,8 @@ import java.io.InputStream;
 import java.io.StringReader;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLConnection;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -17,6 +19,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.UnaryOperator;
 
 import static dev.sluice.config.ConfigKeys.CONFIG;
 
@@ -48,24 +51,85 @@ final class PropertiesFile {
         return ConfigLoader.toMap(parse(location, content));
     }
 
-    /** The file's content. @throws ConfigException naming {@code config} if it is missing or unreadable */
+    /**
+     * The file's content as it is now. A {@code classpath:} resource is read where the class loader
+     * finds it, not through the class loader's stream: a resource in a directory ({@code WEB-INF/classes}
+     * of an unpacked WAR) is read as the file it is, any other (in a jar) without the URL connection's
+     * caches, so that a container's resource cache (Tomcat's holds a resource about five seconds)
+     * never hides an edit from a reload.
+     *
+     * @throws ConfigException naming {@code config} if it is missing or unreadable
+     */
     static byte[] bytes(String location, ClassLoader classLoader) {
-        if (location.toLowerCase(Locale.ROOT).startsWith("classpath:")) {
-            String resource = location.substring("classpath:".length()).trim();
-            while (resource.startsWith("/")) resource = resource.substring(1);
-            if (resource.isEmpty()) throw new ConfigException(CONFIG, location, ACCEPTED + "; the resource name is missing");
-            ClassLoader loader = classLoader != null ? classLoader : PropertiesFile.class.getClassLoader();
-            try (InputStream in = loader.getResourceAsStream(resource)) {
-                if (in == null) {
-                    throw new ConfigException(CONFIG, location, ACCEPTED + "; there is no resource " + resource
-                            + " on the web application's class path (WEB-INF/classes, WEB-INF/lib)");
+        if (isClasspath(location)) {
+            URL url = resource(location, classLoader);
+            Path file = fileOf(url);
+            if (file != null) return read(location, file);
+            try {
+                URLConnection connection = url.openConnection();
+                connection.setUseCaches(false);
+                try (InputStream in = connection.getInputStream()) {
+                    return in.readAllBytes();
                 }
-                return in.readAllBytes();
             } catch (IOException e) {
-                throw new ConfigException(CONFIG, location, ACCEPTED + "; the resource cannot be read: " + e, e);
+                throw new ConfigException(CONFIG, location, ACCEPTED + "; the resource " + url + " cannot be read: " + e, e);
             }
         }
-        Path path = path(location);
+        return read(location, path(location));
+    }
+
+    /**
+     * Where the file is: its absolute path, or for a {@code classpath:} resource that is no file of
+     * its own its URL; a resource of {@code WEB-INF/classes} that the class loader serves from a
+     * virtual file system (WildFly's {@code vfs:}) is the file {@code realPath} names, if it exists.
+     *
+     * @param realPath the file a path of the web application is ({@code ServletContext.getRealPath}),
+     *                 or {@code null} where there is none
+     * @throws ConfigException naming {@code config} if a {@code classpath:} resource is missing
+     */
+    static String where(String location, ClassLoader classLoader, UnaryOperator<String> realPath) {
+        if (!isClasspath(location)) return path(location).toAbsolutePath().toString();
+        URL url = resource(location, classLoader);
+        Path file = fileOf(url);
+        if (file != null) return file.toString();
+        String inClasses = "/WEB-INF/classes/" + resourceName(location);
+        String real = realPath == null || !url.toString().endsWith(inClasses) ? null : realPath.apply(inClasses);
+        return real != null && Files.isRegularFile(Path.of(real)) ? real : url.toString();
+    }
+
+    private static boolean isClasspath(String location) {
+        return location.toLowerCase(Locale.ROOT).startsWith("classpath:");
+    }
+
+    private static String resourceName(String location) {
+        String resource = location.substring("classpath:".length()).trim();
+        while (resource.startsWith("/")) resource = resource.substring(1);
+        return resource;
+    }
+
+    private static URL resource(String location, ClassLoader classLoader) {
+        String resource = resourceName(location);
+        if (resource.isEmpty()) throw new ConfigException(CONFIG, location, ACCEPTED + "; the resource name is missing");
+        ClassLoader loader = classLoader != null ? classLoader : PropertiesFile.class.getClassLoader();
+        URL url = loader.getResource(resource);
+        if (url == null) {
+            throw new ConfigException(CONFIG, location, ACCEPTED + "; there is no resource " + resource
+                    + " on the web application's class path (WEB-INF/classes, WEB-INF/lib)");
+        }
+        return url;
+    }
+
+    /** The file a {@code file:} URL names, or {@code null} for any other URL. */
+    private static Path fileOf(URL url) {
+        if (!"file".equalsIgnoreCase(url.getProtocol())) return null;
+        try {
+            return Path.of(url.toURI());
+        } catch (URISyntaxException | IllegalArgumentException | FileSystemNotFoundException notAPath) {
+            return null;
+        }
+    }
+
+    private static byte[] read(String location, Path path) {
         try {
             return Files.readAllBytes(path);
         } catch (NoSuchFileException e) {

@@ -65,7 +65,7 @@ public final class LimiterStack implements AutoCloseable {
      * @param clock   the instance's clock (the local engine's, and the scripts' with {@code clock=local})
      * @param client  a Redis client the caller owns and closes, or {@code null} to create one from
      *                {@code config.redis()} (closed with this stack)
-     * @param metrics where the layers count what they do
+     * @param metrics where the layers count what they do; its {@link SluiceMetrics#name() name} is in their log lines
      */
     public static LimiterStack build(SluiceConfig config, Clock clock, UnifiedJedis client, SluiceMetrics metrics) {
         return build(config, clock, client, metrics, UnaryOperator.identity());
@@ -84,7 +84,7 @@ public final class LimiterStack implements AutoCloseable {
             metrics.breakerState("NONE");
             return new LimiterStack(local, local, null, null, null, null, null); // sync changes nothing for one instance
         }
-        UnifiedJedis jedis = client != null ? client : RedisClients.create(config.redis());
+        UnifiedJedis jedis = client != null ? client : RedisClients.create(config.redis(), metrics.name());
         try {
             boolean redisClock = config.clock() == SluiceConfig.ClockSource.REDIS;
             boolean cluster = config.redis().cluster();
@@ -107,8 +107,9 @@ public final class LimiterStack implements AutoCloseable {
                 top = cache;
                 metrics.deniedCache(cache::size);
             }
+            // its sync thread starts with the first approximate rule
             ApproximateEngine counts = new ApproximateEngine(clock, redisClock, new SyncScript(jedis, cluster),
-                    config.keyPrefix(), config.localMaxKeys(), true); // its sync thread starts with the first approximate rule
+                    config.keyPrefix(), config.localMaxKeys(), true, metrics::name);
             ApproximateLimiter approximate = new ApproximateLimiter(top, failover, counts);
             return new LimiterStack(approximate, local, redis, failover, cache, approximate, client == null ? jedis : null);
         } catch (RuntimeException e) {

@@ -30,6 +30,21 @@ class DurationsTest {
         assertThat(Durations.parse("rule.api.window", value)).isEqualTo(Duration.ofMillis(millis));
     }
 
+    @ParameterizedTest
+    @CsvSource({
+            "2000, 2s",
+            "90000, 90s",
+            "1500, 1500ms",
+            "60000, 1m",
+            "7200000, 2h",
+            "86400000, 1d",
+            "0, 0",
+    })
+    void aDurationIsShownAsAUserWritesOneAndParsesBackToItself(long millis, String shown) {
+        assertThat(Durations.format(Duration.ofMillis(millis))).isEqualTo(shown);
+        assertThat(Durations.parse("reload", shown)).isEqualTo(Duration.ofMillis(millis));
+    }
+
     @Test
     void aDurationFinerThanAMillisecondIsRejectedRatherThanTruncated() {
         assertThatThrownBy(() -> Durations.parse("rule.api.window", "PT1.0005S"))

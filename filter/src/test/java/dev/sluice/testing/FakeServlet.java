@@ -2,6 +2,7 @@ package dev.sluice.testing;
 
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
@@ -15,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * Just enough of the Servlet API to drive {@code RateLimitFilter.doFilter} a million times in a
@@ -28,12 +30,33 @@ public final class FakeServlet {
 
     /** A filter configuration with these init-params. */
     public static FilterConfig filterConfig(String name, Map<String, String> params) {
+        return filterConfig(name, null, params);
+    }
+
+    /** A filter configuration with these init-params, of a web application at {@code contextPath} ({@code /shop}). */
+    public static FilterConfig filterConfig(String name, String contextPath, Map<String, String> params) {
+        return filterConfig(name, contextPath, path -> null, params);
+    }
+
+    /**
+     * A filter configuration with these init-params, of a web application at {@code contextPath}
+     * whose {@code getRealPath} is {@code realPath}.
+     */
+    public static FilterConfig filterConfig(String name, String contextPath, UnaryOperator<String> realPath,
+                                            Map<String, String> params) {
+        ServletContext context = contextPath == null ? null : (ServletContext) Proxy.newProxyInstance(
+                FakeServlet.class.getClassLoader(), new Class<?>[]{ServletContext.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getContextPath" -> contextPath;
+                    case "getRealPath" -> realPath.apply((String) args[0]);
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
         return (FilterConfig) Proxy.newProxyInstance(FakeServlet.class.getClassLoader(), new Class<?>[]{FilterConfig.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "getFilterName" -> name;
                     case "getInitParameter" -> params.get((String) args[0]);
                     case "getInitParameterNames" -> Collections.enumeration(params.keySet());
-                    case "getServletContext" -> null;
+                    case "getServletContext" -> context;
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
     }

@@ -36,7 +36,7 @@ class FilterBehaviourIT {
         });
         try (WebApp app = started.value()) {
             assertThat(started.text()).as("the WAR's slf4j-simple logs Sluice; no binding of the container's leaks in")
-                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice filter 'sluice' started");
+                    .doesNotContain("SLF4J").contains("INFO dev.sluice.RateLimitFilter - Sluice [sluice] started: ");
         }
     }
 

@@ -33,6 +33,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
+import java.util.EventListener;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -228,7 +229,7 @@ final class UndertowWebApp implements DeployedWar {
     }
 
     /**
-     * {@code web.xml} into {@code info}: filters, their mappings, servlets and theirs, with
+     * {@code web.xml} into {@code info}: listeners, filters, their mappings, servlets and theirs, with
      * {@code filterParams} added to the {@code sluice} filter's init-params.
      */
     private static void readWebXml(Path webXml, DeploymentInfo info, ClassLoader loader, Map<String, String> filterParams)
@@ -267,6 +268,8 @@ final class UndertowWebApp implements DeployedWar {
                     servlets.put(name, servlet);
                 }
                 case "servlet-mapping" -> servletMappings.add(e);
+                case "listener" -> info.addListener(Servlets.listener(
+                        loader.loadClass(text(e, "listener-class")).asSubclass(EventListener.class)));
                 default -> throw new IllegalStateException("web.xml element <" + e.getTagName()
                         + "> is not read by this Undertow harness: teach UndertowWebApp.readWebXml about it");
             }

@@ -6,27 +6,29 @@ import org.eclipse.jetty.logging.JettyLoggingServiceProvider;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The demo: three embedded Jetty instances serving the example WAR, sharing one Redis
- * ({@code REDIS_URL}, else localhost:6379). It sends a few requests round-robin to show that the
- * fleet allows, together, what one instance would, prints curl lines to try, and runs until
- * interrupted. Without a Redis it says so loudly and runs with {@code backend=local}.
+ * The demo: three embedded Jetty instances serving the example WAR, sharing one Redis. It sends a
+ * few requests round-robin to show that the fleet allows, together, what one instance would,
+ * forgets them (JMX {@code resetClient}), prints curl lines to try, and runs until interrupted.
+ *
+ * <p>The Redis, in this order: {@code REDIS_URL}; a {@code redis-server} from PATH, started on a
+ * free port; one answering on localhost:6379; a {@code redis:7} container, where {@code docker}
+ * answers. What it starts it stops when it ends. With none, it says so loudly and runs with
+ * {@code backend=local}.
  *
  * <p>Usage: {@code Demo <path to sluice-examples.war> [first port]}
  */
@@ -42,18 +44,21 @@ public final class Demo {
             System.exit(2);
         }
         int firstPort = args.length > 1 ? Integer.parseInt(args[1]) : 8081;
-        String redisUrl = System.getenv().getOrDefault("REDIS_URL", "redis://localhost:6379");
         // a fresh key prefix per run, so the demo starts with full quotas
         System.setProperty("SLUICE_KEY_PREFIX", "rl:demo:" + Long.toString(System.currentTimeMillis(), 36) + ":");
-        if (!redisAnswers(redisUrl)) {
+        DemoRedis redis = DemoRedis.find();
+        if (redis == null) {
             System.out.println();
             System.out.println("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-            System.out.println("!!  NO REDIS answers at " + redisUrl);
+            System.out.println("!!  NO REDIS: " + DemoRedis.tried());
             System.out.println("!!  Running with backend=local: each instance limits on its own, so the fleet");
-            System.out.println("!!  allows 3x the limit. Start Redis (or set REDIS_URL) to see global limits.");
+            System.out.println("!!  allows 3x the limit. Start Redis, set REDIS_URL, or put redis-server on");
+            System.out.println("!!  PATH to see global limits.");
             System.out.println("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
             System.out.println();
             System.setProperty("SLUICE_BACKEND", "local");
+        } else {
+            System.setProperty("REDIS_URL", redis.url()); // ratelimit.properties: ${REDIS_URL:...}, a system property first
         }
 
         List<Server> servers = new ArrayList<>();
@@ -83,17 +88,20 @@ public final class Demo {
             servers.add(server);
             ports.add(connector.getLocalPort());
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> servers.forEach(s -> {
-            try {
-                s.stop();
-            } catch (Exception ignored) {
-                // shutting down anyway
-            }
-        })));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            servers.forEach(s -> {
+                try {
+                    s.stop();
+                } catch (Exception ignored) {
+                    // shutting down anyway
+                }
+            });
+            if (redis != null) redis.stop();
+        }));
 
         System.out.println();
         System.out.println("Sluice demo: three instances on ports " + ports + ", one "
-                + ("local".equals(System.getProperty("SLUICE_BACKEND")) ? "(missing) Redis" : "Redis at " + redisUrl));
+                + (redis == null ? "(missing) Redis" : "Redis at " + redis.url() + " (" + redis.how() + ")"));
         System.out.println("Rule 'api': 10 requests a minute per client, for the whole fleet.");
         System.out.println();
         HttpClient http = HttpClient.newHttpClient();
@@ -107,11 +115,15 @@ public final class Demo {
         }
         System.out.print(line);
         System.out.println();
-        System.out.println("Try it yourself (each instance shares the same counters):");
+        int reset = forgetTheDemosRequests();
+        System.out.println("The demo's requests are forgotten (JMX resetClient(rule, \"" + DEMO_CLIENT + "\"), " + reset
+                + " times, on each instance's MXBeans), so the lines below start with a full quota.");
+        System.out.println("Try it yourself, in this order (each instance shares the same counters):");
         StringBuilder portList = new StringBuilder();
         for (int p : ports) portList.append(p).append(' ');
         System.out.println("  for i in 1 2 3 4; do for p in " + portList + "; do curl -s -o /dev/null -w '%{http_code} ' "
-                + "http://127.0.0.1:$p/api/hello; done; done; echo");
+                + "http://127.0.0.1:$p/api/hello; done; done; echo"
+                + (redis == null ? "   # no Redis: 4 per instance, all 200" : "   # ten 200s, then 429"));
         System.out.println("  curl -i http://127.0.0.1:" + ports.get(2) + "/api/hello        # headers of a denial: 429, Retry-After, RateLimit");
         System.out.println("  curl -si -H 'X-Api-Key: demo-pro-key' http://127.0.0.1:" + ports.get(1)
                 + "/api/hello | grep -i ratelimit   # the pro plan: 100 a minute");
@@ -120,10 +132,45 @@ public final class Demo {
                 + "/login   # a good login: given back, never locks alice out");
         System.out.println("  curl -i http://127.0.0.1:" + ports.get(1) + "/health           # excluded: never limited");
         System.out.println("  curl -s http://127.0.0.1:" + ports.get(0) + "/metrics | grep '^sluice_'  # this instance's meters, as Prometheus scrapes them");
+        Path filterJar = filterJar(war);
+        if (filterJar != null) {
+            System.out.println("  java -jar " + filterJar + " " + ProcessHandle.current().pid()
+                    + "   # every instance's figures over JMX, as on a server without a display");
+        }
         System.out.println();
         System.out.println("Press Ctrl-C to stop.");
         for (Server s : servers) {
             s.join();
+        }
+    }
+
+    /** Who the demo's requests came from, as the rules count it (no API key: per address). */
+    private static final String DEMO_CLIENT = "ip=127.0.0.1";
+
+    /**
+     * Resets the demo's client on every rule of every instance (all three run in this JVM), as an
+     * operator lifts one client's limit over JMX: Redis's counter and each instance's remembered
+     * denial. Returns how many resets were made.
+     */
+    private static int forgetTheDemosRequests() throws Exception {
+        MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+        int resets = 0;
+        for (ObjectName rule : jmx.queryNames(new ObjectName("dev.sluice:type=Rule,*"), null)) {
+            ObjectName instance = new ObjectName("dev.sluice:type=RateLimiter,name=" + rule.getKeyProperty("name"));
+            jmx.invoke(instance, "resetClient", new Object[]{rule.getKeyProperty("rule"), DEMO_CLIENT},
+                    new String[]{String.class.getName(), String.class.getName()});
+            resets++;
+        }
+        return resets;
+    }
+
+    /** The sluice-filter jar in the WAR as Maven unpacked it next to it ({@code target/sluice-examples/WEB-INF/lib}), or null. */
+    private static Path filterJar(Path war) throws IOException {
+        String name = war.getFileName().toString();
+        Path lib = war.toAbsolutePath().resolveSibling(name.replaceFirst("\\.war$", "")).resolve("WEB-INF/lib");
+        if (!Files.isDirectory(lib)) return null;
+        try (var jars = Files.list(lib)) {
+            return jars.filter(p -> p.getFileName().toString().matches("sluice-filter-.*\\.jar")).findFirst().orElse(null);
         }
     }
 
@@ -133,30 +180,6 @@ public final class Demo {
             return type.getProtectionDomain().getCodeSource().getLocation().toURI().toString();
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    /** A bare RESP PING with a short timeout: the demo needs no Redis client of its own. */
-    static boolean redisAnswers(String url) {
-        try {
-            URI uri = URI.create(url);
-            String host = uri.getHost() == null ? "localhost" : uri.getHost();
-            int port = uri.getPort() < 0 ? 6379 : uri.getPort();
-            if ("rediss".equals(uri.getScheme())) return true; // TLS: let the filter connect and report
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress(host, port), 500);
-                s.setSoTimeout(500);
-                OutputStream out = s.getOutputStream();
-                out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-                InputStream in = s.getInputStream();
-                byte[] buf = new byte[64];
-                int n = in.read(buf);
-                // +PONG, or -NOAUTH when a password is needed: either way a Redis answers
-                return n > 0 && (buf[0] == '+' || buf[0] == '-');
-            }
-        } catch (IOException | IllegalArgumentException e) {
-            return false;
         }
     }
 }

@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * The approximate mode ({@code rule.<name>.sync}): {@code fixed-window} and {@code sliding-window-counter}
@@ -106,6 +107,7 @@ public final class ApproximateEngine implements AutoCloseable {
     private final String keyPrefix;
     private final int maxKeys;
     private final boolean background;
+    private final Supplier<String> instance;
     private final RuleCache<RateAlgorithm> algorithms = new RuleCache<>(RateAlgorithm::of);
     private final RuleCache<Series> seriesOfRule = new RuleCache<>(this::seriesOf);
     private final ConcurrentHashMap<SeriesId, Series> series = new ConcurrentHashMap<>();
@@ -132,9 +134,10 @@ public final class ApproximateEngine implements AutoCloseable {
      * @param keyPrefix  the namespace of the Redis keys, as the exact engine's
      * @param maxKeys    the most client states kept at once
      * @param background whether a daemon thread syncs each rule every {@code sync} (tests call {@link #sync()})
+     * @param instance   the Sluice instance's name ({@code shop/sluice}) for the log and the thread's name
      */
     public ApproximateEngine(Clock clock, boolean redisClock, CountExchange exchange, String keyPrefix, int maxKeys,
-                             boolean background) {
+                             boolean background, Supplier<String> instance) {
         if (maxKeys < 1) throw new IllegalArgumentException("maxKeys must be at least 1: " + maxKeys);
         this.clock = clock;
         this.redisClock = redisClock;
@@ -142,6 +145,7 @@ public final class ApproximateEngine implements AutoCloseable {
         this.keyPrefix = keyPrefix;
         this.maxKeys = maxKeys;
         this.background = background;
+        this.instance = instance;
     }
 
     /** The outcome of {@link #reserve}: the decision, and what it took where, to {@link #release} it. */
@@ -465,8 +469,9 @@ public final class ApproximateEngine implements AutoCloseable {
             syncFailures.increment();
             if (available) {
                 available = false;
-                LOG.warn("Sluice: the approximate mode's sync with Redis failed ({}); its rules are decided by their"
-                        + " failure policy until a sync succeeds (tried every sync interval)", e.getMessage());
+                LOG.warn("Sluice [{}]: the approximate mode's sync with Redis failed ({}); its rules are decided by"
+                        + " their failure policy until a sync succeeds (tried every sync interval)", instance.get(),
+                        e.getMessage());
             }
             return false;
         }
@@ -493,8 +498,8 @@ public final class ApproximateEngine implements AutoCloseable {
         }
         if (notExchanged > 0) {
             syncFailures.increment();
-            LOG.debug("Sluice: the approximate mode's sync reached only part of Redis; {} keys go again with the next",
-                    notExchanged);
+            LOG.debug("Sluice [{}]: the approximate mode's sync reached only part of Redis; {} keys go again with the next",
+                    instance.get(), notExchanged);
         }
         longestSyncNanos.accumulateAndGet(tookNanos, Math::max);
         for (Series s : due) {
@@ -504,8 +509,8 @@ public final class ApproximateEngine implements AutoCloseable {
         syncs.increment();
         if (!available) {
             available = true;
-            LOG.info("Sluice: the approximate mode's sync with Redis succeeds again; its rules are decided from the"
-                    + " fleet's counts again");
+            LOG.info("Sluice [{}]: the approximate mode's sync with Redis succeeds again; its rules are decided from"
+                    + " the fleet's counts again", instance.get());
         }
         return true;
     }
@@ -563,7 +568,7 @@ public final class ApproximateEngine implements AutoCloseable {
         if (!background || thread != null || closed) return;
         synchronized (this) {
             if (thread != null || closed) return;
-            Thread t = new Thread(this::runSyncs, "sluice-sync");
+            Thread t = new Thread(this::runSyncs, "sluice-sync-" + instance.get());
             t.setDaemon(true);
             thread = t;
             t.start();
@@ -577,7 +582,7 @@ public final class ApproximateEngine implements AutoCloseable {
             try {
                 next = syncDue(now);
             } catch (RuntimeException bug) {
-                LOG.error("Sluice: the approximate mode's sync failed unexpectedly", bug);
+                LOG.error("Sluice [{}]: the approximate mode's sync failed unexpectedly", instance.get(), bug);
                 next = now + IDLE_PARK_NANOS;
             }
             long wait = next - System.nanoTime();

@@ -149,17 +149,17 @@ public final class FailoverLimiter implements RateLimiter {
         Node(Object id) {
             this.id = id;
             this.label = String.valueOf(id);
-            this.outage = new OutageLog(log, nodes.several() ? name + ", node " + label : name, monotonic, logQuietMillis);
+            this.outage = new OutageLog(log, metrics::name, nodes.several() ? name + ", node " + label : name, monotonic, logQuietMillis);
             this.breaker = new CircuitBreaker(breakerSettings, monotonic, this::changed);
         }
 
         private void changed(CircuitBreaker.State from, CircuitBreaker.State to, long openForMillis) {
             metrics.recordBreakerState(from.name(), to.name());
             if (to == CircuitBreaker.State.OPEN) {
-                LOG.debug("Sluice: circuit breaker for Redis {} node {} {} -> OPEN: no calls for {} ms", name, label, from,
+                LOG.debug("Sluice [{}]: circuit breaker for Redis {} node {} {} -> OPEN: no calls for {} ms", metrics.name(), name, label, from,
                         openForMillis);
             } else {
-                LOG.debug("Sluice: circuit breaker for Redis {} node {} {} -> {}", name, label, from, to);
+                LOG.debug("Sluice [{}]: circuit breaker for Redis {} node {} {} -> {}", metrics.name(), name, label, from, to);
             }
         }
     }
@@ -192,8 +192,8 @@ public final class FailoverLimiter implements RateLimiter {
     /** A node left the topology (a failed-over master): if it was down, its outage ends with it. */
     private void left(Node gone) {
         if (gone.outage.down()) {
-            LOG.info("Sluice: Redis {} node {} left the topology during its outage; its clients are decided by the node"
-                    + " that took its place", name, gone.label);
+            LOG.info("Sluice [{}]: Redis {} node {} left the topology during its outage; its clients are decided by the node"
+                    + " that took its place", metrics.name(), name, gone.label);
             for (Listener l : listeners) l.redisRecovered();
         }
     }
@@ -480,7 +480,7 @@ public final class FailoverLimiter implements RateLimiter {
             redis.giveBack(acquisitions, taken);
         } catch (RuntimeException lost) {
             metrics.recordRedisFailure(lost instanceof LimiterUnavailableException u && u.isTimeout());
-            LOG.debug("Sluice: a give-back to Redis {} was lost: {}", name, lost.getMessage());
+            LOG.debug("Sluice [{}]: a give-back to Redis {} was lost: {}", metrics.name(), name, lost.getMessage());
         }
     }
 

@@ -4,6 +4,7 @@ import dev.sluice.limiter.Clock;
 import org.slf4j.Logger;
 
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
@@ -27,6 +28,7 @@ final class OutageLog {
     private static final Pattern CREDENTIALS_IN_URL = Pattern.compile("(?i)(rediss?://)[^@/\\s]*@");
 
     private final Logger log;
+    private final Supplier<String> instance;
     private final String target;
     private final Clock clock;
     private final long quietMillis;
@@ -44,8 +46,13 @@ final class OutageLog {
     private int unannouncedOutages;
     private long unannouncedDecisions;
 
-    OutageLog(Logger log, String target, Clock clock, long quietMillis) {
+    /**
+     * @param instance the Sluice instance's name ({@code shop/sluice}), read when a line is written
+     * @param target   the Redis the outage is of, without secrets
+     */
+    OutageLog(Logger log, Supplier<String> instance, String target, Clock clock, long quietMillis) {
         this.log = log;
+        this.instance = instance;
         this.target = target;
         this.clock = clock;
         this.quietMillis = quietMillis;
@@ -105,9 +112,9 @@ final class OutageLog {
                 return true;
             }
         }
-        log.info("Sluice: Redis {} answers again after {} ms; during the outage {} decisions used the local "
+        log.info("Sluice [{}]: Redis {} answers again after {} ms; during the outage {} decisions used the local "
                         + "backstop (failure-policy open) and {} were refused (failure-policy closed)",
-                target, tookMillis, localDecisions, refusals);
+                instance.get(), target, tookMillis, localDecisions, refusals);
         return true;
     }
 
@@ -139,11 +146,11 @@ final class OutageLog {
         unannouncedDecisions = 0;
         announced = true;
         return () -> {
-            log.warn("Sluice: Redis {} is unavailable{}{}: rules with failure-policy open use the local backstop at "
-                            + "their fallback-limit, rules with failure-policy closed refuse requests (503). Cause: {}",
-                    target, since, earlier, describe(why));
+            log.warn("Sluice [{}]: Redis {} is unavailable{}{}: rules with failure-policy open use the local backstop"
+                            + " at their fallback-limit, rules with failure-policy closed refuse requests (503). Cause: {}",
+                    instance.get(), target, since, earlier, describe(why));
             if (why != null && log.isDebugEnabled()) {
-                log.debug("Sluice: Redis {} failure detail", target, why);
+                log.debug("Sluice [{}]: Redis {} failure detail", instance.get(), target, why);
             }
         };
     }

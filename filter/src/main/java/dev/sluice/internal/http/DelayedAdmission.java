@@ -2,7 +2,6 @@ package dev.sluice.internal.http;
 
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -55,9 +54,10 @@ public final class DelayedAdmission implements AutoCloseable {
     private final Set<Hold> holds = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    public DelayedAdmission(String filterName) {
+    /** @param instance the filter's JMX instance name ({@code shop/sluice}), in its thread's name */
+    public DelayedAdmission(String instance) {
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-delay-" + filterName);
+            Thread t = new Thread(r, "sluice-delay-" + instance);
             t.setDaemon(true);
             return t;
         });
@@ -87,7 +87,7 @@ public final class DelayedAdmission implements AutoCloseable {
         AsyncContext async = request.startAsync(request, response);
         async.setTimeout(delayMs + ASYNC_TIMEOUT_MARGIN_MS);
         Suspended hold = new Suspended(async, response, slotNanos);
-        async.addListener(hold);
+        async.addListener(new AsyncListenerAdapter(hold));
         holds.add(hold);
         if (closed) { // close() may have swept the holds before this one was added
             hold.refuse(Reason.SHUTTING_DOWN);
@@ -159,8 +159,11 @@ public final class DelayedAdmission implements AutoCloseable {
         void refuse(Reason reason);
     }
 
-    /** A request suspended with the Servlet async API, re-dispatched by the timer at its slot. */
-    private final class Suspended implements Hold, AsyncListener {
+    /**
+     * A request suspended with the Servlet async API, re-dispatched by the timer at its slot; the
+     * container tells it of the request's events through an {@link AsyncListenerAdapter}.
+     */
+    private final class Suspended implements Hold, AsyncListenerAdapter.Events {
         private final AsyncContext async;
         private final HttpServletResponse response;
         private final long slotNanos;

@@ -54,9 +54,9 @@ public final class Micrometer {
         } catch (LinkageError tooOld) {
             if (registry != null) throw tooOld;
             // an optional integration never stops the application: a Micrometer Sluice cannot use is said, not fatal
-            LOG.warn("Sluice: the Micrometer on the class path cannot take Sluice's meters ({}); they are not"
+            LOG.warn("Sluice [{}]: the Micrometer on the class path cannot take Sluice's meters ({}); they are not"
                     + " registered (JMX still shows every figure). Sluice is built and tested with Micrometer 1.17;"
-                    + " metrics.micrometer=false silences this", tooOld.toString());
+                    + " metrics.micrometer=false silences this", metrics.name(), tooOld.toString());
         }
     }
 

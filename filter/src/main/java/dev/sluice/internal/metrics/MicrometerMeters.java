@@ -56,7 +56,6 @@ final class MicrometerMeters implements MeterBinding {
     /** Serializes the choice of a free instance name in a registry other Sluices of this loader may share. */
     private static final Object NAMING = new Object();
     private static final int MAX_NAME_SUFFIX = 100;
-    static final String DEFAULT_INSTANCE = "sluice";
 
     private final MeterRegistry registry;
     private final SluiceMetrics metrics;
@@ -86,14 +85,13 @@ final class MicrometerMeters implements MeterBinding {
 
     /**
      * Registers the meters of {@code metrics} in {@code registry} (a {@link MeterRegistry}), or in
-     * {@link Metrics#globalRegistry} when it is null, under the instance's JMX name if it has one yet,
-     * else {@value #DEFAULT_INSTANCE}; either with a suffix if another Sluice's meters have that name there.
+     * {@link Metrics#globalRegistry} when it is null, under the instance's {@link SluiceMetrics#name() name}
+     * (its JMX name if it has one yet), with a suffix if another Sluice's meters have that name there.
      */
     static MeterBinding bind(Object registry, SluiceMetrics metrics, SluiceConfig config) {
         MeterRegistry target = registry == null ? Metrics.globalRegistry : (MeterRegistry) registry;
         MicrometerMeters meters = new MicrometerMeters(target, metrics, config);
-        String name = metrics.instanceName();
-        meters.register(name != null ? name : DEFAULT_INSTANCE);
+        meters.register(metrics.name());
         return meters;
     }
 
@@ -167,8 +165,8 @@ final class MicrometerMeters implements MeterBinding {
             registerInstanceMeters();
         }
         if (!instance.equals(wanted)) {
-            LOG.warn("Sluice: another Sluice's meters in the Micrometer registry have instance={}; these have instance={}",
-                    wanted, instance);
+            LOG.info("Sluice [{}]: another Sluice's meters in the Micrometer registry have instance={}; these have"
+                    + " instance={}", metrics.name(), wanted, instance);
         }
     }
 

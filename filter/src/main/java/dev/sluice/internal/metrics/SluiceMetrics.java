@@ -54,8 +54,11 @@ public final class SluiceMetrics {
     private static final Logger LOG = LoggerFactory.getLogger(SluiceMetrics.class);
     private static final long LATENCY_WINDOW_NANOS = TimeUnit.MINUTES.toNanos(1);
     private static final int MAX_NAME_SUFFIX = 100;
+    /** The name of an instance nobody named (a programmatic {@code Sluice}), in logs and meters. */
+    public static final String DEFAULT_NAME = "sluice";
 
     private final MBeanServer server;
+    private final String name;
 
     final LongAdder allowed = new LongAdder();
     final LongAdder denied = new LongAdder();
@@ -89,13 +92,19 @@ public final class SluiceMetrics {
     /** Micrometer's meters over these counters, or null (no Micrometer, metrics.micrometer=false, unregistered). */
     private volatile MeterBinding meters;
 
-    /** Metrics for the platform MBean server. */
+    /** Metrics for the platform MBean server, of an instance named {@value #DEFAULT_NAME}. */
     public SluiceMetrics() {
-        this(ManagementFactory.getPlatformMBeanServer());
+        this(DEFAULT_NAME);
     }
 
-    public SluiceMetrics(MBeanServer server) {
-        this.server = server;
+    /**
+     * Metrics for the platform MBean server.
+     *
+     * @param name the instance's name until it is {@link #register registered}: what its log lines say
+     */
+    public SluiceMetrics(String name) {
+        this.server = ManagementFactory.getPlatformMBeanServer();
+        this.name = name;
     }
 
     /** {@code dev.sluice:type=RateLimiter,name=<instance>}. */
@@ -123,8 +132,10 @@ public final class SluiceMetrics {
             String name = attempt == 1 ? instanceName : instanceName + "-" + attempt;
             if (tryRegister(name)) {
                 if (attempt > 1) {
-                    LOG.warn("Sluice: JMX name '{}' is used by another Sluice in this JVM; registered as {}",
-                            instanceName, instanceObjectName(name));
+                    // not a warning: two versions of one application (Tomcat's parallel deployment),
+                    // two hosts or two embedded servers in one JVM are good deployments
+                    LOG.info("Sluice [{}]: JMX name '{}' is used by another Sluice in this JVM; registered as {}",
+                            name, instanceName, instanceObjectName(name));
                 }
                 MeterBinding m = meters;
                 if (m != null) m.rename(name); // the meters' instance tag is the JMX name
@@ -189,7 +200,7 @@ public final class SluiceMetrics {
             server.registerMBean(bean, on);
             registered.add(on);
         } catch (JMException e) {
-            LOG.warn("Sluice metrics: could not register {}: {}", on, e.toString());
+            LOG.warn("Sluice [{}]: could not register {}: {}", name(), on, e.toString());
         }
     }
 
@@ -200,7 +211,7 @@ public final class SluiceMetrics {
         } catch (InstanceNotFoundException gone) {
             // someone else removed it: nothing to do
         } catch (JMException e) {
-            LOG.debug("Sluice metrics: could not unregister {}", on, e);
+            LOG.debug("Sluice [{}]: could not unregister {}", name(), on, e);
         }
     }
 
@@ -241,6 +252,16 @@ public final class SluiceMetrics {
     /** The instance name registered, or null before {@link #register}. */
     public String instanceName() {
         return instanceName;
+    }
+
+    /**
+     * The instance's name as its log lines and threads carry it, so that two applications on one
+     * server can be told apart: the name registered ({@code shop/sluice}, as JMX shows it), or before
+     * that the name it was created with.
+     */
+    public String name() {
+        String registeredAs = instanceName;
+        return registeredAs != null ? registeredAs : name;
     }
 
     /**

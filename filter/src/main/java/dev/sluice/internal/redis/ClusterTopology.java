@@ -42,18 +42,21 @@ final class ClusterTopology implements AutoCloseable {
     private final long minIntervalNanos;
     private final Thread thread;
     private volatile boolean soon;
+    private final String instance;
     private volatile boolean closed;
     private volatile long refreshes;
 
     /**
      * @param provider the client's provider, or null while the cluster has not answered yet
      * @param period   the time between two periodic refreshes
+     * @param instance the Sluice instance this client belongs to (its log lines and thread name)
      */
-    ClusterTopology(Supplier<ClusterConnectionProvider> provider, Duration period) {
+    ClusterTopology(Supplier<ClusterConnectionProvider> provider, Duration period, String instance) {
+        this.instance = instance;
         this.provider = provider;
         this.periodNanos = period.toNanos();
         this.minIntervalNanos = Math.min(periodNanos, TimeUnit.MILLISECONDS.toNanos(MIN_INTERVAL_MILLIS));
-        this.thread = new Thread(this::run, "sluice-cluster-topology");
+        this.thread = new Thread(this::run, "sluice-cluster-topology-" + instance);
         thread.setDaemon(true);
         thread.start();
     }
@@ -113,7 +116,7 @@ final class ClusterTopology implements AutoCloseable {
                 p.renewSlotCache();
                 refreshes++;
             } catch (RuntimeException e) {
-                LOG.debug("Sluice: reading the cluster's slot map failed: {}", e.toString());
+                LOG.debug("Sluice [{}]: reading the cluster's slot map failed: {}", instance, e.toString());
             }
         }
     }

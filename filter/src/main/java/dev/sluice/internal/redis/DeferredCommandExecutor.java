@@ -18,7 +18,7 @@ import java.util.function.Supplier;
  * meanwhile), and the real executor is built in the background, so that no request ever pays for
  * discovering the topology (which costs up to a timeout per node).
  *
- * <p>One daemon thread ({@code sluice-redis-discovery}) asks the Sentinels or seeds every
+ * <p>One daemon thread ({@code sluice-redis-discovery-<instance>}) asks the Sentinels or seeds every
  * {@code retryMillis} until they answer, then ends. Until then every call fails at once with a
  * {@link JedisConnectionException}, as a call to an unreachable Redis would, and the circuit breaker
  * keeps such calls rare. {@link #close()} stops the thread. Once discovered, {@link #provider()} is the
@@ -31,6 +31,7 @@ final class DeferredCommandExecutor implements CommandExecutor {
     private final Supplier<ConnectionProvider> providers;
     private final Function<ConnectionProvider, CommandExecutor> executors;
     private final String target;
+    private final String instance;
     private final long retryMillis;
     private final Thread discovery;
     private volatile ConnectionProvider provider;
@@ -40,14 +41,17 @@ final class DeferredCommandExecutor implements CommandExecutor {
     /**
      * @param providers builds the connection provider, asking the Sentinels or seeds (throws while none answers)
      * @param executors the executor over a provider
+     * @param target    the Redis asked, for the log
+     * @param instance  the Sluice instance's name ({@code shop/sluice}), for the log and the thread's name
      */
     DeferredCommandExecutor(Supplier<ConnectionProvider> providers, Function<ConnectionProvider, CommandExecutor> executors,
-                            String target, long retryMillis) {
+                            String target, String instance, long retryMillis) {
         this.providers = providers;
         this.executors = executors;
         this.target = target;
+        this.instance = instance;
         this.retryMillis = retryMillis;
-        this.discovery = new Thread(this::discover, "sluice-redis-discovery");
+        this.discovery = new Thread(this::discover, "sluice-redis-discovery-" + instance);
         discovery.setDaemon(true);
         discovery.start();
     }
@@ -61,14 +65,14 @@ final class DeferredCommandExecutor implements CommandExecutor {
                     if (!closed) {
                         provider = p;
                         delegate = built;
-                        LOG.info("Sluice: {} answers; Redis topology discovered", target);
+                        LOG.info("Sluice [{}]: {} answers; Redis topology discovered", instance, target);
                         return;
                     }
                 }
                 built.close();
                 return;
             } catch (Exception notYet) {
-                LOG.debug("Sluice: no answer yet from {}: {}", target, notYet.getMessage());
+                LOG.debug("Sluice [{}]: no answer yet from {}: {}", instance, target, notYet.getMessage());
             }
             try {
                 Thread.sleep(retryMillis);

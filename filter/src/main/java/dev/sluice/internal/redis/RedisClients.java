@@ -93,7 +93,15 @@ public final class RedisClients {
      * Never fails because Redis is away: see the class comment.
      */
     public static UnifiedJedis create(SluiceConfig.RedisSettings settings) {
-        UnifiedJedis client = newClient(settings);
+        return create(settings, "sluice");
+    }
+
+    /**
+     * {@link #create(SluiceConfig.RedisSettings)} for the Sluice instance named {@code instance}
+     * ({@code shop/sluice}), which its log lines and its discovery thread's name carry.
+     */
+    public static UnifiedJedis create(SluiceConfig.RedisSettings settings, String instance) {
+        UnifiedJedis client = newClient(settings, instance);
         OPEN.incrementAndGet();
         return client;
     }
@@ -130,15 +138,15 @@ public final class RedisClients {
         }
     }
 
-    private static UnifiedJedis newClient(SluiceConfig.RedisSettings settings) {
+    private static UnifiedJedis newClient(SluiceConfig.RedisSettings settings, String instance) {
         ConnectionPoolConfig pool = poolConfig(settings);
         if (settings.cluster()) {
             Set<HostAndPort> seeds = hostsOf(settings.clusterNodes());
             JedisClientConfig config = clientConfig(settings, false);
             try {
-                return new SharingCluster(new ClusterConnectionProvider(seeds, config, pool), settings);
+                return new SharingCluster(new ClusterConnectionProvider(seeds, config, pool), settings, instance);
             } catch (JedisException unreachable) {
-                return deferred(settings, unreachable, true, () -> new ClusterConnectionProvider(seeds, config, pool),
+                return deferred(settings, instance, unreachable, true, () -> new ClusterConnectionProvider(seeds, config, pool),
                         p -> new ClusterCommandExecutor((ClusterConnectionProvider) p, CLUSTER_MAX_ATTEMPTS, settings.timeout()));
             }
         }
@@ -150,7 +158,8 @@ public final class RedisClients {
                 return new SharingSentineled(new SentineledConnectionProvider(settings.sentinelMaster(), master, pool,
                         sentinels, sentinel), settings);
             } catch (JedisException unreachable) {
-                return deferred(settings, unreachable, false, () -> new SentineledConnectionProvider(settings.sentinelMaster(),
+                return deferred(settings, instance, unreachable, false, () -> new SentineledConnectionProvider(
+                        settings.sentinelMaster(),
                         master, pool, sentinels, sentinel), DefaultCommandExecutor::new);
             }
         }
@@ -158,13 +167,13 @@ public final class RedisClients {
                 settings.timeout());
     }
 
-    private static UnifiedJedis deferred(SluiceConfig.RedisSettings settings, JedisException cause, boolean cluster,
-                                         Supplier<ConnectionProvider> providers,
+    private static UnifiedJedis deferred(SluiceConfig.RedisSettings settings, String instance, JedisException cause,
+                                         boolean cluster, Supplier<ConnectionProvider> providers,
                                          Function<ConnectionProvider, CommandExecutor> executors) {
-        LOG.warn("Sluice: no answer from {} at start ({}); starting anyway, and connecting when it answers",
-                settings.describe(), cause.getMessage());
-        return new DeferredClient(new DeferredCommandExecutor(providers, executors, settings.describe(), DEFERRED_RETRY_MILLIS),
-                cluster, settings);
+        LOG.warn("Sluice [{}]: no answer from {} at start ({}); starting anyway, and connecting when it answers",
+                instance, settings.describe(), cause.getMessage());
+        return new DeferredClient(new DeferredCommandExecutor(providers, executors, settings.describe(), instance,
+                DEFERRED_RETRY_MILLIS), cluster, settings, instance);
     }
 
     /** A {@link JedisPooled} that lends its connections, queued calls waiting at most {@code redis.timeout}. */
@@ -187,9 +196,9 @@ public final class RedisClients {
         private final ClusterTopology topology;
         private final NodeConnections connections;
 
-        SharingCluster(ClusterConnectionProvider provider, SluiceConfig.RedisSettings settings) {
+        SharingCluster(ClusterConnectionProvider provider, SluiceConfig.RedisSettings settings, String instance) {
             super(provider, CLUSTER_MAX_ATTEMPTS, settings.timeout());
-            this.topology = new ClusterTopology(() -> provider, settings.clusterRefreshPeriod());
+            this.topology = new ClusterTopology(() -> provider, settings.clusterRefreshPeriod(), instance);
             this.connections = NodeConnections.cluster(topology, settings.timeout());
         }
 
@@ -229,11 +238,12 @@ public final class RedisClients {
         private final ClusterTopology topology;
         private final NodeConnections connections;
 
-        DeferredClient(DeferredCommandExecutor executor, boolean cluster, SluiceConfig.RedisSettings settings) {
+        DeferredClient(DeferredCommandExecutor executor, boolean cluster, SluiceConfig.RedisSettings settings,
+                       String instance) {
             super(executor, null, cluster ? new ClusterCommandObjects() : new CommandObjects());
             if (cluster) {
                 this.topology = new ClusterTopology(() -> (ClusterConnectionProvider) executor.provider(),
-                        settings.clusterRefreshPeriod());
+                        settings.clusterRefreshPeriod(), instance);
                 this.connections = NodeConnections.cluster(topology, settings.timeout());
             } else {
                 this.topology = null;

@@ -36,7 +36,7 @@ class ApproximateEngineTest {
     }
 
     private ApproximateEngine instance() {
-        return new ApproximateEngine(clock, true, redis, "t:", 10_000, false);
+        return new ApproximateEngine(clock, true, redis, "t:", 10_000, false, () -> "test");
     }
 
     private static Decision decide(ApproximateEngine e, Rule rule) {
@@ -190,7 +190,8 @@ class ApproximateEngineTest {
     void windowsFollowRedissClockLearnedAtEachSync() {
         Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
         ManualClock redisTime = new ManualClock(T0 + 300); // Redis's clock is 300 ms ahead of this instance's
-        ApproximateEngine a = new ApproximateEngine(clock, true, new FleetCounts(redisTime), "t:", 10, false);
+        ApproximateEngine a = new ApproximateEngine(clock, true, new FleetCounts(redisTime), "t:", 10, false,
+                () -> "test");
         admit(a, rule, 1);
         a.sync();
         clock.advance(750);
@@ -232,7 +233,7 @@ class ApproximateEngineTest {
     @Test
     void aClientBeyondMaxKeysGetsNoStateAndIdleEndedOnesAreSweptAtSyncs() {
         Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
-        ApproximateEngine a = new ApproximateEngine(clock, true, redis, "t:", 2, false);
+        ApproximateEngine a = new ApproximateEngine(clock, true, redis, "t:", 2, false, () -> "test");
         assertThat(a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.1"))))).isNotNull();
         assertThat(a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.2"))))).isNotNull();
         assertThat(a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.3"))))).as("no room").isNull();
@@ -274,7 +275,7 @@ class ApproximateEngineTest {
         long[] phase = new long[n];
         int[] roundTrip = new int[n];
         for (int i = 0; i < n; i++) {
-            fleet[i] = new ApproximateEngine(time, false, store, "t:", 100, false);
+            fleet[i] = new ApproximateEngine(time, false, store, "t:", 100, false, () -> "test");
             perMs[i] = random.nextInt(4) == 0 ? 0.05 : random.nextDouble() * 4;
             phase[i] = random.nextInt((int) sync);
             roundTrip[i] = random.nextInt(4) == 0 ? 0 : 1 + random.nextInt((int) Math.min(30, sync));
@@ -336,7 +337,7 @@ class ApproximateEngineTest {
         ApproximateEngine a = new ApproximateEngine(clock, true, (deltas, now) -> {
             for (CountExchange.Delta d : deltas) keys.add(d.key());
             return new CountExchange.Reply(deltas.stream().map(d -> CountExchange.Counts.EMPTY).toList(), clock.millis());
-        }, "rl:", 10, false);
+        }, "rl:", 10, false, () -> "test");
         admit(a, rule, 1);
         a.sync();
         assertThat(new String(keys.get(0), StandardCharsets.UTF_8)).isEqualTo("rl:{api:ip=203.0.113.7}");

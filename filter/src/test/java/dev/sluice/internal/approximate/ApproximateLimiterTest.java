@@ -34,7 +34,7 @@ class ApproximateLimiterTest {
 
     private final ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY);
     private final FleetCounts counts = new FleetCounts(clock);
-    private final ApproximateEngine engine = new ApproximateEngine(clock, true, counts, "t:", 100, false);
+    private final ApproximateEngine engine = new ApproximateEngine(clock, true, counts, "t:", 100, false, () -> "test");
     /** Stands for Redis on the exact path: a real engine, counting what it is asked. */
     private final Recording redis = new Recording(new LocalEngine(clock, 100));
     private final FailoverLimiter failover = new FailoverLimiter(redis, new LocalEngine(clock, 100),
@@ -157,7 +157,7 @@ class ApproximateLimiterTest {
 
     @Test
     void aClientWithNoRoomHereIsDecidedExactly() {
-        ApproximateEngine full = new ApproximateEngine(clock, true, counts, "t:", 1, false);
+        ApproximateEngine full = new ApproximateEngine(clock, true, counts, "t:", 1, false, () -> "test");
         ApproximateLimiter small = new ApproximateLimiter(failover, failover, full);
         small.decide(request(APPROX));
         List<Acquisition> other = List.of(new Acquisition(APPROX, ClientKey.parse("ip=10.0.0.9")));

@@ -36,7 +36,7 @@ public interface FleetContract extends ContainerTest {
             assertThat(app.redisKeys()).as("the shared counter, under the deployment's own prefix").isPositive();
             for (int i = 0; i < INSTANCES; i++) {
                 assertThat(app.log(i)).as("what instance %d's container logged since the deployment", i)
-                        .contains("Sluice filter 'sluice' started");
+                        .containsPattern("Sluice \\[([^\\]/]+/)?sluice\\] started: ");
             }
         }
     }
