@@ -504,6 +504,13 @@ class ConfigLoaderTest {
             assertThat(load("exclude", "/health, /static/**").exclude().entries()).containsExactly("/health", "/static/**");
             assertRejected("exclude", "health", "invalid path pattern 'health'");
         }
+
+        @Test
+        void aGetInMatchOrExcludeAlsoMeansHead() {
+            SluiceConfig config = load("exclude", "GET /status", "rule.api.match", "GET /verify");
+            assertThat(config.exclude().matches("HEAD", "/status")).isTrue();
+            assertThat(config.rules().get(0).match().matches("HEAD", "/verify")).isTrue();
+        }
     }
 
     @Nested
