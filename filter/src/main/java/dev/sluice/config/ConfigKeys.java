@@ -78,11 +78,12 @@ final class ConfigKeys {
     static final String COUNT = "count";
     static final String PLAN = "plan";
     static final String PLANS = "plans";
+    static final String PLAN_SOURCE_TRUSTED = "plan.source-trusted";
 
     /** The keys of a rule that are not a plan's, the part after {@code rule.<name>.}. */
     static final List<String> RULE = List.of(
             ALGORITHM, LIMIT, WINDOW, BURST, KEY, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
-            SYNC, RULE_MODE, COUNT, PLAN, PLANS);
+            SYNC, RULE_MODE, COUNT, PLAN, PLAN_SOURCE_TRUSTED, PLANS);
 
     /** The keys of a plan, the part after {@code rule.<name>.plan.<plan>.}. */
     static final List<String> PLAN_KEYS = List.of(LIMIT, WINDOW, BURST, FALLBACK_LIMIT);

@@ -406,9 +406,10 @@ public final class ConfigLoader {
             }
             if (planKey.alternatives().stream().anyMatch(composite -> composite.size() > 1)) {
                 throw new ConfigException(planKeyKey, values.get(planKeyKey), "one source names a plan (alternatives"
-                        + " with | are fine, composites with + are not), e.g. attr:plan or header:X-Plan|attr:plan");
+                        + " with | are fine, composites with + are not), e.g. attr:plan or attr:plan|attr:tier");
             }
         }
+        boolean planSourceTrusted = values.bool(rule(name, PLAN_SOURCE_TRUSTED), false);
         ResponseStatuses count = null;
         String countKey = rule(name, COUNT);
         if (values.isSet(countKey)) {
@@ -427,7 +428,7 @@ public final class ConfigLoader {
             throw new ConfigException(keyKey, values.get(keyKey), bad.getMessage());
         }
         RequestMatcher match = matcher(values, rule(name, MATCH), DEFAULT_MATCH);
-        return new RuleConfig(rule, key, match, planKey, plans, count);
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted);
     }
 
     /**

@@ -21,9 +21,11 @@ import java.util.Objects;
  * @param planKey   {@code rule.<name>.plan}: where a request's plan name comes from, or {@code null}
  * @param plans     {@code rule.<name>.plans} with their figures, in the order listed
  * @param count     {@code rule.<name>.count}: the statuses that count, or {@code null} for every response
+ * @param planSourceTrusted {@code rule.<name>.plan.source-trusted}: a trusted hop sets the plan source and
+ *                  strips the client's own, so a {@code header:} or {@code query:} plan source is allowed
  */
 public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
-                         ResponseStatuses count) {
+                         ResponseStatuses count, boolean planSourceTrusted) {
 
     /** {@code key=ip}. */
     public static final KeyExpression DEFAULT_KEY = KeyExpression.parse("ip");
@@ -73,6 +75,12 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
         }
     }
 
+    /** A rule whose plan source, if any, is one the client cannot set. */
+    public RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
+                      ResponseStatuses count) {
+        this(rule, key, match, planKey, plans, count, false);
+    }
+
     /** A rule without plans, counting every response. */
     public RuleConfig(Rule rule, KeyExpression key, RequestMatcher match) {
         this(rule, key, match, null, List.of(), null);
@@ -96,13 +104,26 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
         return null;
     }
 
-    /** This rule with {@code plans} selected by {@code planKey}. */
+    /** This rule with {@code plans} selected by {@code planKey}, a source the client cannot set. */
     public RuleConfig withPlans(KeyExpression newPlanKey, List<Plan> newPlans) {
-        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count);
+        return withPlans(newPlanKey, newPlans, false);
+    }
+
+    /**
+     * This rule with {@code plans} selected by {@code planKey}; {@code sourceTrusted} allows a
+     * {@code header:} or {@code query:} source, which a trusted hop sets and strips the client's own of.
+     */
+    public RuleConfig withPlans(KeyExpression newPlanKey, List<Plan> newPlans, boolean sourceTrusted) {
+        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count, sourceTrusted);
     }
 
     /** This rule counting only responses with these statuses ({@code null}: all). */
     public RuleConfig withCount(ResponseStatuses statuses) {
-        return new RuleConfig(rule, key, match, planKey, plans, statuses);
+        return new RuleConfig(rule, key, match, planKey, plans, statuses, planSourceTrusted);
+    }
+
+    /** Whether the client sets the plan source itself ({@code header:} or {@code query:} in any alternative). */
+    public boolean planSourceClientSet() {
+        return planKey != null && (planKey.uses(KeyExpression.Kind.HEADER) || planKey.uses(KeyExpression.Kind.QUERY));
     }
 }

@@ -801,7 +801,19 @@ public final class SluiceConfig {
                 }
                 if (!r.plans().isEmpty() && r.planKey() == null) {
                     throw new ConfigException(ConfigKeys.rule(name, PLAN), null, "required with " + ConfigKeys.rule(name, PLANS)
-                            + ": the key source naming a request's plan, e.g. attr:plan or header:X-Plan");
+                            + ": the key source naming a request's plan, e.g. attr:plan set by your authentication filter");
+                }
+                if (r.planSourceClientSet() && !r.planSourceTrusted()) {
+                    throw new ConfigException(ConfigKeys.rule(name, PLAN), shown(ConfigKeys.rule(name, PLAN), r.planKey().toString()),
+                            "the client sets this source itself, so any client could name a plan of its choice"
+                                    + " (an unlimited one); name the plan with attr:NAME set by your authentication filter"
+                                    + " (e.g. attr:plan), or, if a trusted hop (a gateway, an authentication filter) sets this"
+                                    + " value and strips the client's own, say so with "
+                                    + ConfigKeys.rule(name, PLAN_SOURCE_TRUSTED) + "=true");
+                }
+                if (r.planSourceTrusted() && r.planKey() == null) {
+                    throw new ConfigException(ConfigKeys.rule(name, PLAN_SOURCE_TRUSTED), "true", "only with "
+                            + ConfigKeys.rule(name, PLAN) + ": it says that a trusted hop sets the plan source");
                 }
                 if (r.plans().isEmpty() && r.planKey() != null) {
                     throw new ConfigException(ConfigKeys.rule(name, PLANS), null, "required with " + ConfigKeys.rule(name, PLAN)

@@ -392,6 +392,53 @@ class ConfigLoaderTest {
     }
 
     @Nested
+    class Plans {
+
+        private Map<String, String> plans(String source, String... more) {
+            Map<String, String> raw = minimalWith("rule.api.plan", source, "rule.api.plans", "pro, internal",
+                    "rule.api.plan.pro.limit", "100", "rule.api.plan.internal.limit", "unlimited");
+            for (int i = 0; i < more.length; i += 2) raw.put(more[i], more[i + 1]);
+            return raw;
+        }
+
+        @ParameterizedTest
+        @ValueSource(strings = {"header:X-Plan", "query:plan", "attr:plan|header:X-Plan", "user|query:tier"})
+        void aPlanSourceTheClientSetsFailsTheDeploymentNamingThePlanKey(String source) {
+            assertRejected(plans(source), "rule.api.plan", source, "the client sets this source itself")
+                    .hasMessageContaining("attr:plan")
+                    .hasMessageContaining("rule.api.plan.source-trusted=true");
+        }
+
+        @Test
+        void aTrustedHopsHeaderMayNameThePlanWhenSaidSo() {
+            RuleConfig api = loader.parse(plans("header:X-Plan", "rule.api.plan.source-trusted", "true")).rule("api");
+            assertThat(api.planKey()).isEqualTo(KeyExpression.parse("header:X-Plan"));
+            assertThat(api.planSourceTrusted()).isTrue();
+        }
+
+        @Test
+        void sourcesTheClientCannotSetNeedNoTrust() {
+            for (String source : List.of("attr:plan", "user", "class:com.example.Plans", "attr:plan|attr:tier")) {
+                assertThat(loader.parse(plans(source)).rule("api").planSourceTrusted()).as(source).isFalse();
+            }
+        }
+
+        @Test
+        void sourceTrustedWithoutAPlanSourceIsRejected() {
+            assertRejected(minimalWith("rule.api.plan.source-trusted", "true"), "rule.api.plan.source-trusted", "true",
+                    "only with rule.api.plan");
+            assertRejected(plans("header:X-Plan", "rule.api.plan.source-trusted", "yes"), "rule.api.plan.source-trusted",
+                    "yes", "one of true, false");
+        }
+
+        @Test
+        void theHintForACompositePlanSourceShowsAttrFirstAndNoHeader() {
+            assertRejected(plans("attr:plan+ip"), "rule.api.plan", "attr:plan+ip", "e.g. attr:plan or attr:plan|attr:tier")
+                    .hasMessageNotContaining("header:");
+        }
+    }
+
+    @Nested
     class UnknownKeys {
 
         @Test
