@@ -158,7 +158,7 @@ public class RateLimitFilter implements Filter {
                     delaying |= !p.isUnlimited() && !p.rule().maxDelay().isZero();
                 }
                 ClientKeyResolver plan = rc.planKey() == null ? null : new ClientKeyResolver(rc.planKey(), clientIps, loader);
-                list.add(new Binding(Figures.of(rc.rule()), rc.match(), new ClientKeyResolver(expression, clientIps, loader),
+                list.add(new Binding(Figures.of(rc.rule()), rc.match(), new ClientKeyResolver(expression, clientIps, loader, rc.keyCase()),
                         plan, plans, rc.count()));
                 delaying |= !rc.rule().maxDelay().isZero();
                 needsAddress |= expression.uses(KeyExpression.Kind.IP)

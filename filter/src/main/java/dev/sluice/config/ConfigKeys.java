@@ -68,6 +68,7 @@ final class ConfigKeys {
     static final String WINDOW = "window";
     static final String BURST = "burst";
     static final String KEY = "key";
+    static final String KEY_CASE = "key-case";
     static final String MATCH = "match";
     static final String COST = "cost";
     static final String RULE_FAILURE_POLICY = "failure-policy";
@@ -82,7 +83,7 @@ final class ConfigKeys {
 
     /** The keys of a rule that are not a plan's, the part after {@code rule.<name>.}. */
     static final List<String> RULE = List.of(
-            ALGORITHM, LIMIT, WINDOW, BURST, KEY, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
+            ALGORITHM, LIMIT, WINDOW, BURST, KEY, KEY_CASE, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
             SYNC, RULE_MODE, COUNT, PLAN, PLAN_SOURCE_TRUSTED, PLANS);
 
     /** The keys of a plan, the part after {@code rule.<name>.plan.<plan>.}. */

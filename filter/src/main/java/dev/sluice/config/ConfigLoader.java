@@ -10,6 +10,7 @@ import dev.sluice.http.ResponseStatuses;
 import dev.sluice.key.Cidr;
 import dev.sluice.key.CidrSet;
 import dev.sluice.key.ClientIpResolver.Header;
+import dev.sluice.key.KeyCase;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
@@ -427,8 +428,10 @@ public final class ConfigLoader {
         } catch (IllegalArgumentException bad) {
             throw new ConfigException(keyKey, values.get(keyKey), bad.getMessage());
         }
+        KeyCase keyCase = values.choice(rule(name, KEY_CASE), KeyCase.SENSITIVE,
+                options("sensitive", KeyCase.SENSITIVE, "insensitive", KeyCase.INSENSITIVE));
         RequestMatcher match = matcher(values, rule(name, MATCH), DEFAULT_MATCH);
-        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted);
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, keyCase);
     }
 
     /**

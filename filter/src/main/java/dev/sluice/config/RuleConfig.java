@@ -2,6 +2,7 @@ package dev.sluice.config;
 
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.http.ResponseStatuses;
+import dev.sluice.key.KeyCase;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Rule;
 
@@ -23,9 +24,11 @@ import java.util.Objects;
  * @param count     {@code rule.<name>.count}: the statuses that count, or {@code null} for every response
  * @param planSourceTrusted {@code rule.<name>.plan.source-trusted}: a trusted hop sets the plan source and
  *                  strips the client's own, so a {@code header:} or {@code query:} plan source is allowed
+ * @param keyCase   {@code rule.<name>.key-case}: whether the key's values keep their case; {@code null} is
+ *                  {@link KeyCase#SENSITIVE}
  */
 public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
-                         ResponseStatuses count, boolean planSourceTrusted) {
+                         ResponseStatuses count, boolean planSourceTrusted, KeyCase keyCase) {
 
     /** {@code key=ip}. */
     public static final KeyExpression DEFAULT_KEY = KeyExpression.parse("ip");
@@ -63,6 +66,7 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(match, "match");
+        if (keyCase == null) keyCase = KeyCase.SENSITIVE;
         plans = plans == null ? List.of() : List.copyOf(plans);
         List<String> names = new ArrayList<>();
         for (Plan p : plans) {
@@ -78,7 +82,7 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
     /** A rule whose plan source, if any, is one the client cannot set. */
     public RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
                       ResponseStatuses count) {
-        this(rule, key, match, planKey, plans, count, false);
+        this(rule, key, match, planKey, plans, count, false, KeyCase.SENSITIVE);
     }
 
     /** A rule without plans, counting every response. */
@@ -114,12 +118,17 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
      * {@code header:} or {@code query:} source, which a trusted hop sets and strips the client's own of.
      */
     public RuleConfig withPlans(KeyExpression newPlanKey, List<Plan> newPlans, boolean sourceTrusted) {
-        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count, sourceTrusted);
+        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count, sourceTrusted, keyCase);
     }
 
     /** This rule counting only responses with these statuses ({@code null}: all). */
     public RuleConfig withCount(ResponseStatuses statuses) {
-        return new RuleConfig(rule, key, match, planKey, plans, statuses, planSourceTrusted);
+        return new RuleConfig(rule, key, match, planKey, plans, statuses, planSourceTrusted, keyCase);
+    }
+
+    /** This rule with its key values kept as they are or folded. */
+    public RuleConfig withKeyCase(KeyCase newKeyCase) {
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, newKeyCase);
     }
 
     /** Whether the client sets the plan source itself ({@code header:} or {@code query:} in any alternative). */

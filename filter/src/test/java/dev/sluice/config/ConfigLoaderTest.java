@@ -2,6 +2,7 @@ package dev.sluice.config;
 
 import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.http.RequestMatcher;
+import dev.sluice.key.KeyCase;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.key.CidrSet;
 import dev.sluice.config.SluiceConfig.Backend;
@@ -389,6 +390,13 @@ class ConfigLoaderTest {
             assertRejected(minimalWith("rule.api.limit", "100000000", "rule.api.window", "1d"),
                     "rule.api.limit", "100000000", "at most 2^50");
         }
+    }
+
+    @Test
+    void keyCaseIsSensitiveUnlessSaidInsensitive() {
+        assertThat(load().rule("api").keyCase()).isEqualTo(KeyCase.SENSITIVE);
+        assertThat(load("rule.api.key-case", "Insensitive").rule("api").keyCase()).isEqualTo(KeyCase.INSENSITIVE);
+        assertRejected("rule.api.key-case", "ignore", "one of sensitive, insensitive");
     }
 
     @Nested
