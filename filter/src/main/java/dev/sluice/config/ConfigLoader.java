@@ -216,6 +216,7 @@ public final class ConfigLoader {
         redis(values, b);
         breaker(values, b);
         integer(values, LOCAL_MAX_KEYS, b::localMaxKeys);
+        integer(values, MAX_HELD_REQUESTS, b::maxHeldRequests);
         b.deniedCache(values.bool(DENIED_CACHE, true));
         integer(values, DENIED_CACHE_MAX_KEYS, b::deniedCacheMaxKeys);
         duration(values, DENIED_CACHE_REVALIDATE, b::deniedCacheRevalidate);
