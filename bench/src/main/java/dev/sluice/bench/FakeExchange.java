@@ -92,6 +92,8 @@ final class FakeExchange {
         final String path;
         final String remoteAddr;
         final Map<String, Object> attributes = new HashMap<>();
+        /** The raw query string, {@code null} for none. */
+        String queryString;
 
         Request(String method, String path, String remoteAddr) {
             super(unexpected(HttpServletRequest.class));
@@ -105,7 +107,7 @@ final class FakeExchange {
         @Override public String getContextPath() { return ""; }
         @Override public String getServletPath() { return path; }
         @Override public String getPathInfo() { return null; }
-        @Override public String getQueryString() { return null; }
+        @Override public String getQueryString() { return queryString; }
         @Override public String getRemoteAddr() { return remoteAddr; }
         @Override public int getRemotePort() { return 40000; }
         @Override public String getHeader(String name) { return null; }

@@ -185,33 +185,41 @@ public final class ClientKeyResolver {
     /**
      * The first value of parameter {@code name} in a raw query string, URL-decoded (UTF-8,
      * {@code +} is a space); malformed escapes are kept as they are. {@code null} if absent.
+     * One pass over the query: each character is read once, and a pair's name is decoded (when it
+     * holds {@code %} or {@code +}) or compared only within the pair, so a hostile query
+     * ({@code ?a&a&a...}) costs time linear in its length.
      */
-    static String queryParameter(String query, String name) {
-        if (query == null || query.isEmpty()) return null;
+    static String queryParameter(CharSequence query, String name) {
+        if (query == null) return null;
         int length = query.length();
-        int start = 0;
-        while (start <= length) {
-            int end = query.indexOf('&', start);
-            if (end < 0) end = length;
-            int equals = query.indexOf('=', start);
-            if (equals < 0 || equals > end) equals = end;
-            if (nameMatches(query, start, equals, name)) {
-                return equals == end ? "" : decode(query.substring(equals + 1, end));
+        int start = 0;            // the current pair's first character
+        int equals = -1;          // its first '=', or -1
+        boolean encoded = false;  // a '%' or '+' in its name
+        for (int i = 0; i <= length; i++) {
+            char c = i == length ? '&' : query.charAt(i);
+            if (c == '&') {
+                int nameEnd = equals < 0 ? i : equals;
+                if (nameMatches(query, start, nameEnd, name, encoded)) {
+                    return equals < 0 ? "" : decode(query.subSequence(equals + 1, i).toString());
+                }
+                start = i + 1;
+                equals = -1;
+                encoded = false;
+            } else if (equals < 0) {
+                if (c == '=') equals = i;
+                else if (c == '%' || c == '+') encoded = true;
             }
-            start = end + 1;
         }
         return null;
     }
 
-    private static boolean nameMatches(String query, int from, int to, String name) {
-        if (to - from == name.length() && query.startsWith(name, from)) return true;
-        for (int i = from; i < to; i++) {
-            char c = query.charAt(i);
-            if (c == '%' || c == '+') {
-                return decode(query.substring(from, to)).equals(name);
-            }
+    private static boolean nameMatches(CharSequence query, int from, int to, String name, boolean encoded) {
+        if (encoded) return decode(query.subSequence(from, to).toString()).equals(name);
+        if (to - from != name.length()) return false;
+        for (int i = 0; i < name.length(); i++) {
+            if (query.charAt(from + i) != name.charAt(i)) return false;
         }
-        return false;
+        return true;
     }
 
     private static String decode(String text) {

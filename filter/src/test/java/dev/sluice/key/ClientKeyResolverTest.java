@@ -210,6 +210,60 @@ class ClientKeyResolverTest {
         assertThat(ClientKeyResolver.queryParameter(null, "api_key")).isNull();
     }
 
+    private static final int HOSTILE = 64 * 1024;
+
+    private static String repeated(String pair, String last) {
+        StringBuilder query = new StringBuilder(HOSTILE + last.length());
+        while (query.length() < HOSTILE) query.append(pair);
+        return query.append(last).toString();
+    }
+
+    @Test
+    void aHostile64KbQueryIsReadCorrectly() {
+        assertThat(ClientKeyResolver.queryParameter(repeated("a&", "user=alice"), "user")).isEqualTo("alice");
+        assertThat(ClientKeyResolver.queryParameter(repeated("a&", "a"), "user")).isNull();
+        assertThat(ClientKeyResolver.queryParameter(repeated("a=1&", "us%65r=bob"), "user")).isEqualTo("bob");
+        assertThat(ClientKeyResolver.queryParameter(repeated("us%65x=1&", "user=carol"), "user"))
+                .as("encoded names decoded pair by pair").isEqualTo("carol");
+        assertThat(ClientKeyResolver.queryParameter(repeated("user=&", "user=dave"), "user"))
+                .as("the first value, empty: absent for a key").isEmpty();
+        assertThat(ClientKeyResolver.queryParameter("user=erin&" + repeated("a&", "a"), "user")).isEqualTo("erin");
+        assertThat(key("query:user", FakeRequest.from("203.0.113.7").query(repeated("user=&", ""))))
+                .as("an empty first value is an absent key").isNull();
+        assertThat(key("query:user", FakeRequest.from("203.0.113.7").query(repeated("a&", "user=alice"))))
+                .isEqualTo("q=alice");
+    }
+
+    /** Reads counted: the bound is in steps, not in time (the time is BENCHMARKS' QueryKeyBenchmark). */
+    @Test
+    void aHostileQueryIsReadInOnePass() {
+        for (String query : List.of(repeated("a&", "user=alice"), repeated("a", "&user=alice"), repeated("user=&", ""),
+                repeated("a=", "&user=x"), repeated("=&", "user=x"), repeated("%61&", "user=x"))) {
+            CountedReads counted = new CountedReads(query);
+            ClientKeyResolver.queryParameter(counted, "user");
+            assertThat(counted.reads).as("characters read for a query of %d", query.length())
+                    .isLessThanOrEqualTo(2L * query.length());
+        }
+    }
+
+    /** A query whose character reads are counted. */
+    private static final class CountedReads implements CharSequence {
+        private final String text;
+        long reads;
+
+        CountedReads(String text) {
+            this.text = text;
+        }
+
+        @Override public int length() { return text.length(); }
+        @Override public char charAt(int index) { reads++; return text.charAt(index); }
+        @Override public CharSequence subSequence(int start, int end) {
+            reads += end - start;
+            return text.subSequence(start, end);
+        }
+        @Override public String toString() { return text; }
+    }
+
     @Test
     void queryKeyNeverReadsTheBody() {
         FakeRequest post = FakeRequest.from("192.0.2.1").query("api_key=k-42");

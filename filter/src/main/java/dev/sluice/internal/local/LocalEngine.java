@@ -14,6 +14,8 @@ import dev.sluice.limiter.RuleDecision;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,8 +39,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Bounded memory.</b> A state expires when it is back to full (as its Redis key would) and
  * then counts as absent. Every second, all segments are swept of expired states, one segment at
  * a time by whichever request finds a sweep due, so no request does more than one segment's
- * work. At most {@code maxKeys} states are kept: a new client beyond that evicts the
- * least recently used one of its segment, so a flood of distinct keys costs a bounded heap. An
+ * work. At most {@code maxKeys} states are kept, so a flood of distinct keys costs a bounded heap:
+ * a new client beyond that evicts, in its segment, the least recently used state of the rule that
+ * holds the most states there (its own rule on a tie). So a flood of new clients on one rule
+ * evicts that rule's own states once it holds the most, never those of a rule holding no more than
+ * a segment's capacity divided by the number of rules with states in it: a client cannot flush its
+ * own state of one rule (its login attempts) by minting keys on another (made-up API keys). An
  * evicted client that was not idle starts afresh, which admits it early: size {@code maxKeys}
  * above the number of clients active within one window. Only admitted requests create states.
  *
@@ -102,7 +108,7 @@ public final class LocalEngine implements RateLimiter {
             Verdict verdict = algorithm.decide(state, now, a.cost());
             if (verdict.allowed()) {
                 algorithm.take(state, now, a.cost());
-                if (state != stored) segment.states.put(key, state);
+                if (state != stored) segment.put(key, state);
             }
             return Decision.of(List.of(verdict.decision(a.rule(), verdict.allowed(), RuleDecision.Source.LOCAL)));
         } finally {
@@ -151,7 +157,7 @@ public final class LocalEngine implements RateLimiter {
                 boolean take = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
                 if (take) {
                     algorithms[i].take(states[i], now, acquisitions.get(i).cost());
-                    if (states[i] != stored[i]) segments[segmentIndex(keys[i])].states.put(keys[i], states[i]);
+                    if (states[i] != stored[i]) segments[segmentIndex(keys[i])].put(keys[i], states[i]);
                 }
                 decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), take, RuleDecision.Source.LOCAL));
             }
@@ -168,9 +174,9 @@ public final class LocalEngine implements RateLimiter {
      * expired key: once gone, it is gone for a caller whose clock lags too). Under the segment's lock.
      */
     private static KeyState live(Segment segment, StateKey key, long now) {
-        KeyState stored = segment.states.get(key);
+        KeyState stored = segment.get(key);
         if (stored != null && stored.isExpired(now)) {
-            segment.states.remove(key);
+            segment.remove(key);
             return null;
         }
         return stored;
@@ -212,7 +218,7 @@ public final class LocalEngine implements RateLimiter {
             Segment segment = segments[sweepCursor.getAndIncrement() & segmentMask];
             segment.lock.lock();
             try {
-                segment.states.values().removeIf(s -> s.isExpired(now));
+                segment.removeExpired(now);
             } finally {
                 segment.lock.unlock();
             }
@@ -235,7 +241,7 @@ public final class LocalEngine implements RateLimiter {
         Segment segment = segments[segmentIndex(key)];
         segment.lock.lock();
         try {
-            segment.states.remove(key);
+            segment.remove(key);
         } finally {
             segment.lock.unlock();
         }
@@ -247,7 +253,7 @@ public final class LocalEngine implements RateLimiter {
         for (Segment s : segments) {
             s.lock.lock();
             try {
-                total += s.states.size();
+                total += s.size();
             } finally {
                 s.lock.unlock();
             }
@@ -266,7 +272,7 @@ public final class LocalEngine implements RateLimiter {
         for (Segment s : segments) {
             s.lock.lock();
             try {
-                s.states.clear();
+                s.clear();
             } finally {
                 s.lock.unlock();
             }
@@ -301,20 +307,77 @@ public final class LocalEngine implements RateLimiter {
         }
     }
 
+    /**
+     * One lock stripe: each rule's states in an access-ordered map (the eldest is its least recently
+     * used), at most {@code capacity} states in all. Under {@link #lock}.
+     */
     private static final class Segment {
         final ReentrantLock lock = new ReentrantLock();
-        final LinkedHashMap<StateKey, KeyState> states;
+        private final int capacity;
+        private final Map<String, LinkedHashMap<StateKey, KeyState>> byRule = new HashMap<>();
+        private int size;
 
         Segment(int capacity) {
-            // access order: the eldest entry is the least recently used, the one to evict
-            this.states = new LinkedHashMap<>(16, 0.75f, true) {
-                private static final long serialVersionUID = 1L;
+            this.capacity = capacity;
+        }
 
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<StateKey, KeyState> eldest) {
-                    return size() > capacity;
+        KeyState get(StateKey key) {
+            LinkedHashMap<StateKey, KeyState> states = byRule.get(key.rule);
+            return states == null ? null : states.get(key);
+        }
+
+        void put(StateKey key, KeyState state) {
+            LinkedHashMap<StateKey, KeyState> states = byRule.computeIfAbsent(key.rule,
+                    r -> new LinkedHashMap<>(16, 0.75f, true));
+            if (states.put(key, state) == null && ++size > capacity) evictFor(key.rule);
+        }
+
+        /**
+         * Evicts the least recently used state of the rule holding the most states, {@code rule}'s own
+         * on a tie; never the state {@code rule} has just put (its most recently used).
+         */
+        private void evictFor(String rule) {
+            LinkedHashMap<StateKey, KeyState> own = byRule.get(rule);
+            LinkedHashMap<StateKey, KeyState> victim = own.size() > 1 ? own : null;
+            String victimRule = rule;
+            for (Map.Entry<String, LinkedHashMap<StateKey, KeyState>> e : byRule.entrySet()) {
+                if (e.getValue() != own && (victim == null || e.getValue().size() > victim.size())) {
+                    victim = e.getValue();
+                    victimRule = e.getKey();
                 }
-            };
+            }
+            Iterator<StateKey> eldest = victim.keySet().iterator();
+            eldest.next();
+            eldest.remove();
+            size--;
+            if (victim.isEmpty()) byRule.remove(victimRule);
+        }
+
+        void remove(StateKey key) {
+            LinkedHashMap<StateKey, KeyState> states = byRule.get(key.rule);
+            if (states != null && states.remove(key) != null) {
+                size--;
+                if (states.isEmpty()) byRule.remove(key.rule);
+            }
+        }
+
+        void removeExpired(long now) {
+            for (Iterator<LinkedHashMap<StateKey, KeyState>> rules = byRule.values().iterator(); rules.hasNext(); ) {
+                LinkedHashMap<StateKey, KeyState> states = rules.next();
+                int before = states.size();
+                states.values().removeIf(state -> state.isExpired(now));
+                size -= before - states.size();
+                if (states.isEmpty()) rules.remove();
+            }
+        }
+
+        int size() {
+            return size;
+        }
+
+        void clear() {
+            byRule.clear();
+            size = 0;
         }
     }
 }

@@ -71,6 +71,43 @@ class LocalEngineTest {
     }
 
     @Test
+    void aFloodOfNewKeysOnOneRuleNeverEvictsTheClientsOfAnotherRule() {
+        Rule login = Rule.of("login", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
+        Rule apiKeys = Rule.of("apikey", Algorithm.FIXED_WINDOW, 100, Duration.ofHours(1));
+        for (int maxKeys : new int[] {100, 100_000}) { // one segment, and 64
+            LocalEngine engine = new LocalEngine(clock, maxKeys);
+            int logins = maxKeys / 4;
+            for (int i = 0; i < logins; i++) {
+                assertThat(ask(engine, login, "ip=198.51.100." + i + "-" + maxKeys)).isTrue();
+            }
+            for (int i = 0; i < 4 * maxKeys; i++) {
+                ask(engine, apiKeys, "h=made-up-" + i); // a client minting a new key per request
+            }
+            for (int i = 0; i < logins; i++) {
+                assertThat(ask(engine, login, "ip=198.51.100." + i + "-" + maxKeys))
+                        .as("login client %d of %d kept its spent quota", i, maxKeys).isFalse();
+            }
+            assertThat(engine.keyCount()).isLessThanOrEqualTo(maxKeys);
+        }
+    }
+
+    @Test
+    void theRuleHoldingTheMostStatesGivesWayToANewClientOfAnother() {
+        Rule big = Rule.of("big", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
+        Rule small = Rule.of("small", Algorithm.FIXED_WINDOW, 1, Duration.ofHours(1));
+        LocalEngine engine = new LocalEngine(clock, 100);
+        for (int i = 0; i < 100; i++) ask(engine, big, "b" + i);
+        for (int i = 0; i < 30; i++) ask(engine, small, "s" + i);
+        assertThat(engine.keyCount()).isEqualTo(100);
+        int smallKept = 0;
+        for (int i = 0; i < 30; i++) if (!ask(engine, small, "s" + i)) smallKept++;
+        assertThat(smallKept).as("the new rule's clients took room from the biggest rule").isEqualTo(30);
+        int bigKept = 0;
+        for (int i = 99; i >= 0; i--) if (!ask(engine, big, "b" + i)) bigKept++; // the kept ones first
+        assertThat(bigKept).as("its least recently used 30 made way").isEqualTo(70);
+    }
+
+    @Test
     void idleClientsAreSweptOnceTheirStateIsBackToFull() {
         LocalEngine engine = new LocalEngine(clock, 10_000);
         for (int i = 0; i < 1_000; i++) {
