@@ -53,6 +53,23 @@ text states) is treated as absent: that client starts afresh.
 local call, pcall = redis.call, redis.pcall
 local encode, decode, format = struct.pack, struct.unpack, string.format
 local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
+-- give-back.lua's refund counters count whole tokens (token-bucket) or whole ms (gcra, leaky-bucket), rounded up
+-- per refund, modulo 2^52: the units a state keeps across a change of figures (RateAlgorithm.addRefund).
+-- `ahead` of the algorithm's units, less what was given back since the take (`since` whole `unit`s).
+local function bound(ahead, since, unit)
+  since = since % 4503599627370496
+  if since * unit > ahead then -- inexact only far above any `ahead` (below 2^53)
+    return 0
+  end
+  return ahead - since * unit
+end
+local function counted(refunded, refund, unit)
+  local whole = (refund - refund % unit) / unit
+  if refund % unit > 0 then
+    whole = whole + 1
+  end
+  return (refunded + whole) % 4503599627370496
+end
 
 local request = ARGV[1]
 local now, pos = decode('<d', request)
