@@ -158,7 +158,7 @@ public class RateLimitFilter implements Filter {
                     delaying |= !p.isUnlimited() && !p.rule().maxDelay().isZero();
                 }
                 ClientKeyResolver plan = rc.planKey() == null ? null : new ClientKeyResolver(rc.planKey(), clientIps, loader);
-                list.add(new Binding(Figures.of(rc.rule()), rc.match(), new ClientKeyResolver(expression, clientIps, loader),
+                list.add(new Binding(Figures.of(rc.rule()), rc.match(), new ClientKeyResolver(expression, clientIps, loader, rc.keyCase()),
                         plan, plans, rc.count()));
                 delaying |= !rc.rule().maxDelay().isZero();
                 needsAddress |= expression.uses(KeyExpression.Kind.IP)
@@ -350,7 +350,10 @@ public class RateLimitFilter implements Filter {
             long delay = decision.delayMs();
             try {
                 if (delay > 0 && held != null) {
-                    held.admitAfter(delay, request, response, chain);
+                    if (!held.admitAfter(delay, s.config.maxHeldRequests(), request, response, chain)) {
+                        refuseHeldAtCapacity(s, response, acquisitions, decision);
+                        return;
+                    }
                 } else {
                     chain.doFilter(request, response);
                 }
@@ -373,6 +376,29 @@ public class RateLimitFilter implements Filter {
         }
         long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMs());
         respond(response, s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
+    }
+
+    /**
+     * A request admitted with a delay while {@code max-held-requests} are held already: refused at
+     * once, as a full queue refuses it, naming the rules that would have held it, and what its rules
+     * took given back (a refused request takes nothing).
+     */
+    private void refuseHeldAtCapacity(Setup s, HttpServletResponse response, List<Acquisition> acquisitions,
+                                      Decision decision) throws IOException {
+        List<Acquisition> took = new ArrayList<>(acquisitions.size());
+        List<RuleDecision> taken = new ArrayList<>(acquisitions.size());
+        List<RuleDecision> delaying = new ArrayList<>(1);
+        for (int i = 0, n = acquisitions.size(); i < n; i++) {
+            RuleDecision r = decision.rules().get(i);
+            if (!r.allowed()) continue; // a shadow rule that denied took nothing
+            took.add(acquisitions.get(i));
+            taken.add(r);
+            if (r.delayMs() > 0 && !r.rule().dryRun()) delaying.add(r);
+        }
+        sluice.giveBack(took, taken);
+        sluice.recorder().recordHeldRefused();
+        long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.delayMs());
+        respond(response, s.statusCode, retryAfter, QuotaExceededProblem.body(delaying, s.statusCode, retryAfter));
     }
 
     /**

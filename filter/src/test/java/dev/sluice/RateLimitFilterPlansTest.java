@@ -67,6 +67,22 @@ class RateLimitFilterPlansTest {
         }
     }
 
+    @Test
+    void aPlanHeaderSetByATrustedHopNamesThePlanOnceSaidTrusted() throws Exception {
+        RateLimitFilter filter = started("trusted-plan", "rules", "api", "backend", "local",
+                "rule.api.algorithm", "fixed-window", "rule.api.limit", "2", "rule.api.window", "1h",
+                "rule.api.plan", "header:X-Plan", "rule.api.plan.source-trusted", "true", "rule.api.plans", "pro",
+                "rule.api.plan.pro.limit", "5");
+        try {
+            Map<String, String> headers = new HashMap<>();
+            filter.doFilter(FakeServlet.get("/api/x", "192.0.2.7", "X-Plan", "pro"), FakeServlet.response(headers),
+                    new CountingChain());
+            assertThat(headers.get("RateLimit-Policy")).isEqualTo("\"api\";q=5;w=3600");
+        } finally {
+            filter.destroy();
+        }
+    }
+
     /** A shadow rule decides, counts and sends its fields; its denial refuses nothing; the other rule enforces. */
     @Test
     void aShadowRuleNeverRefusesWhileTheOthersEnforce() throws Exception {

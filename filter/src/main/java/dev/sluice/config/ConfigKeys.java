@@ -35,6 +35,7 @@ final class ConfigKeys {
     static final String REDIS_BREAKER_OPEN_BASE = "redis.breaker.open-base";
     static final String REDIS_BREAKER_OPEN_MAX = "redis.breaker.open-max";
     static final String LOCAL_MAX_KEYS = "local.max-keys";
+    static final String MAX_HELD_REQUESTS = "max-held-requests";
     static final String DENIED_CACHE = "denied-cache";
     static final String DENIED_CACHE_MAX_KEYS = "denied-cache.max-keys";
     static final String DENIED_CACHE_REVALIDATE = "denied-cache.revalidate";
@@ -57,7 +58,7 @@ final class ConfigKeys {
             RULES, BACKEND, REDIS_URL, REDIS_CLUSTER_NODES, REDIS_CLUSTER_REFRESH_PERIOD, REDIS_SENTINEL_MASTER, REDIS_SENTINEL_NODES,
             REDIS_USER, REDIS_PASSWORD, REDIS_SSL, REDIS_TIMEOUT, REDIS_POOL_MAX_TOTAL, REDIS_POOL_MAX_IDLE,
             REDIS_POOL_MIN_IDLE, REDIS_POOL_MAX_WAIT, REDIS_BREAKER_FAILURE_THRESHOLD, REDIS_BREAKER_OPEN_BASE,
-            REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, DENIED_CACHE_REVALIDATE, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
+            REDIS_BREAKER_OPEN_MAX, LOCAL_MAX_KEYS, MAX_HELD_REQUESTS, DENIED_CACHE, DENIED_CACHE_MAX_KEYS, DENIED_CACHE_REVALIDATE, KEY_PREFIX, CLOCK, FAILURE_POLICY, TRUSTED_PROXIES,
             CLIENT_IP_HEADER, IPV6_PREFIX, HEADERS, STATUS_CODE, MODE, EXCLUDE, EXEMPT_IPS, RELOAD,
             METRICS_MICROMETER);
 
@@ -68,6 +69,7 @@ final class ConfigKeys {
     static final String WINDOW = "window";
     static final String BURST = "burst";
     static final String KEY = "key";
+    static final String KEY_CASE = "key-case";
     static final String MATCH = "match";
     static final String COST = "cost";
     static final String RULE_FAILURE_POLICY = "failure-policy";
@@ -78,11 +80,12 @@ final class ConfigKeys {
     static final String COUNT = "count";
     static final String PLAN = "plan";
     static final String PLANS = "plans";
+    static final String PLAN_SOURCE_TRUSTED = "plan.source-trusted";
 
     /** The keys of a rule that are not a plan's, the part after {@code rule.<name>.}. */
     static final List<String> RULE = List.of(
-            ALGORITHM, LIMIT, WINDOW, BURST, KEY, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
-            SYNC, RULE_MODE, COUNT, PLAN, PLANS);
+            ALGORITHM, LIMIT, WINDOW, BURST, KEY, KEY_CASE, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
+            SYNC, RULE_MODE, COUNT, PLAN, PLAN_SOURCE_TRUSTED, PLANS);
 
     /** The keys of a plan, the part after {@code rule.<name>.plan.<plan>.}. */
     static final List<String> PLAN_KEYS = List.of(LIMIT, WINDOW, BURST, FALLBACK_LIMIT);

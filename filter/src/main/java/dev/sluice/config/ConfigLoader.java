@@ -10,6 +10,7 @@ import dev.sluice.http.ResponseStatuses;
 import dev.sluice.key.Cidr;
 import dev.sluice.key.CidrSet;
 import dev.sluice.key.ClientIpResolver.Header;
+import dev.sluice.key.KeyCase;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.FailurePolicy;
@@ -215,6 +216,7 @@ public final class ConfigLoader {
         redis(values, b);
         breaker(values, b);
         integer(values, LOCAL_MAX_KEYS, b::localMaxKeys);
+        integer(values, MAX_HELD_REQUESTS, b::maxHeldRequests);
         b.deniedCache(values.bool(DENIED_CACHE, true));
         integer(values, DENIED_CACHE_MAX_KEYS, b::deniedCacheMaxKeys);
         duration(values, DENIED_CACHE_REVALIDATE, b::deniedCacheRevalidate);
@@ -406,9 +408,10 @@ public final class ConfigLoader {
             }
             if (planKey.alternatives().stream().anyMatch(composite -> composite.size() > 1)) {
                 throw new ConfigException(planKeyKey, values.get(planKeyKey), "one source names a plan (alternatives"
-                        + " with | are fine, composites with + are not), e.g. attr:plan or header:X-Plan|attr:plan");
+                        + " with | are fine, composites with + are not), e.g. attr:plan or attr:plan|attr:tier");
             }
         }
+        boolean planSourceTrusted = values.bool(rule(name, PLAN_SOURCE_TRUSTED), false);
         ResponseStatuses count = null;
         String countKey = rule(name, COUNT);
         if (values.isSet(countKey)) {
@@ -426,8 +429,10 @@ public final class ConfigLoader {
         } catch (IllegalArgumentException bad) {
             throw new ConfigException(keyKey, values.get(keyKey), bad.getMessage());
         }
+        KeyCase keyCase = values.choice(rule(name, KEY_CASE), KeyCase.SENSITIVE,
+                options("sensitive", KeyCase.SENSITIVE, "insensitive", KeyCase.INSENSITIVE));
         RequestMatcher match = matcher(values, rule(name, MATCH), DEFAULT_MATCH);
-        return new RuleConfig(rule, key, match, planKey, plans, count);
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, keyCase);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.sluice.config;
 
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.http.ResponseStatuses;
+import dev.sluice.key.KeyCase;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Rule;
 
@@ -21,9 +22,13 @@ import java.util.Objects;
  * @param planKey   {@code rule.<name>.plan}: where a request's plan name comes from, or {@code null}
  * @param plans     {@code rule.<name>.plans} with their figures, in the order listed
  * @param count     {@code rule.<name>.count}: the statuses that count, or {@code null} for every response
+ * @param planSourceTrusted {@code rule.<name>.plan.source-trusted}: a trusted hop sets the plan source and
+ *                  strips the client's own, so a {@code header:} or {@code query:} plan source is allowed
+ * @param keyCase   {@code rule.<name>.key-case}: whether the key's values keep their case; {@code null} is
+ *                  {@link KeyCase#SENSITIVE}
  */
 public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
-                         ResponseStatuses count) {
+                         ResponseStatuses count, boolean planSourceTrusted, KeyCase keyCase) {
 
     /** {@code key=ip}. */
     public static final KeyExpression DEFAULT_KEY = KeyExpression.parse("ip");
@@ -61,6 +66,7 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(match, "match");
+        if (keyCase == null) keyCase = KeyCase.SENSITIVE;
         plans = plans == null ? List.of() : List.copyOf(plans);
         List<String> names = new ArrayList<>();
         for (Plan p : plans) {
@@ -71,6 +77,12 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
                         + " with its algorithm " + rule.algorithm().id());
             }
         }
+    }
+
+    /** A rule whose plan source, if any, is one the client cannot set. */
+    public RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
+                      ResponseStatuses count) {
+        this(rule, key, match, planKey, plans, count, false, KeyCase.SENSITIVE);
     }
 
     /** A rule without plans, counting every response. */
@@ -96,13 +108,31 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
         return null;
     }
 
-    /** This rule with {@code plans} selected by {@code planKey}. */
+    /** This rule with {@code plans} selected by {@code planKey}, a source the client cannot set. */
     public RuleConfig withPlans(KeyExpression newPlanKey, List<Plan> newPlans) {
-        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count);
+        return withPlans(newPlanKey, newPlans, false);
+    }
+
+    /**
+     * This rule with {@code plans} selected by {@code planKey}; {@code sourceTrusted} allows a
+     * {@code header:} or {@code query:} source, which a trusted hop sets and strips the client's own of.
+     */
+    public RuleConfig withPlans(KeyExpression newPlanKey, List<Plan> newPlans, boolean sourceTrusted) {
+        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count, sourceTrusted, keyCase);
     }
 
     /** This rule counting only responses with these statuses ({@code null}: all). */
     public RuleConfig withCount(ResponseStatuses statuses) {
-        return new RuleConfig(rule, key, match, planKey, plans, statuses);
+        return new RuleConfig(rule, key, match, planKey, plans, statuses, planSourceTrusted, keyCase);
+    }
+
+    /** This rule with its key values kept as they are or folded. */
+    public RuleConfig withKeyCase(KeyCase newKeyCase) {
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, newKeyCase);
+    }
+
+    /** Whether the client sets the plan source itself ({@code header:} or {@code query:} in any alternative). */
+    public boolean planSourceClientSet() {
+        return planKey != null && (planKey.uses(KeyExpression.Kind.HEADER) || planKey.uses(KeyExpression.Kind.QUERY));
     }
 }

@@ -47,6 +47,8 @@ public final class SluiceConfig {
     static final Duration DEFAULT_BREAKER_OPEN_BASE = Duration.ofMillis(100);
     static final Duration DEFAULT_BREAKER_OPEN_MAX = Duration.ofSeconds(1);
     static final int DEFAULT_LOCAL_MAX_KEYS = 100_000;
+    /** A quarter of Tomcat's default 200 threads: without async, held requests park at most this many. */
+    static final int DEFAULT_MAX_HELD_REQUESTS = 50;
     static final int DEFAULT_DENIED_CACHE_MAX_KEYS = 10_000;
     static final Duration DEFAULT_DENIED_CACHE_REVALIDATE = Duration.ofSeconds(1);
     static final String DEFAULT_KEY_PREFIX = "rl:";
@@ -70,6 +72,7 @@ public final class SluiceConfig {
     private final RequestMatcher exclude;
     private final CidrSet exemptIps;
     private final int localMaxKeys;
+    private final int maxHeldRequests;
     private final DeniedCacheSettings deniedCache;
     private final BreakerSettings breaker;
     private final Duration reload;
@@ -92,6 +95,7 @@ public final class SluiceConfig {
         this.exclude = b.exclude;
         this.exemptIps = b.exemptIps;
         this.localMaxKeys = b.localMaxKeys;
+        this.maxHeldRequests = b.maxHeldRequests;
         this.deniedCache = new DeniedCacheSettings(b.deniedCache, b.deniedCacheMaxKeys, b.deniedCacheRevalidate);
         this.breaker = breaker;
         this.reload = b.reload;
@@ -124,6 +128,7 @@ public final class SluiceConfig {
         b.exclude = exclude;
         b.exemptIps = exemptIps;
         b.localMaxKeys = localMaxKeys;
+        b.maxHeldRequests = maxHeldRequests;
         b.deniedCache = deniedCache.enabled();
         b.deniedCacheMaxKeys = deniedCache.maxKeys();
         b.deniedCacheRevalidate = deniedCache.revalidateAfter();
@@ -219,6 +224,11 @@ public final class SluiceConfig {
         return localMaxKeys;
     }
 
+    /** {@code max-held-requests}: most requests this instance holds for their leaky-bucket slot at once. */
+    public int maxHeldRequests() {
+        return maxHeldRequests;
+    }
+
     /** {@code denied-cache}, {@code denied-cache.max-keys}, {@code denied-cache.revalidate}. */
     public DeniedCacheSettings deniedCache() {
         return deniedCache;
@@ -309,7 +319,7 @@ public final class SluiceConfig {
                 && clock == c.clock && failurePolicy == c.failurePolicy && trustedProxies.equals(c.trustedProxies)
                 && clientIpHeader == c.clientIpHeader && ipv6Prefix == c.ipv6Prefix && headers == c.headers
                 && statusCode == c.statusCode && mode == c.mode && exclude.equals(c.exclude)
-                && exemptIps.equals(c.exemptIps) && localMaxKeys == c.localMaxKeys
+                && exemptIps.equals(c.exemptIps) && localMaxKeys == c.localMaxKeys && maxHeldRequests == c.maxHeldRequests
                 && deniedCache.equals(c.deniedCache) && breaker.equals(c.breaker) && reload.equals(c.reload)
                 && micrometer == c.micrometer;
     }
@@ -317,8 +327,8 @@ public final class SluiceConfig {
     @Override
     public int hashCode() {
         return Objects.hash(rules, backend, redis, keyPrefix, clock, failurePolicy, trustedProxies, clientIpHeader,
-                ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, deniedCache, breaker, reload,
-                micrometer);
+                ipv6Prefix, headers, statusCode, mode, exclude, exemptIps, localMaxKeys, maxHeldRequests, deniedCache, breaker,
+                reload, micrometer);
     }
 
     /** Every setting; never a secret. */
@@ -328,7 +338,7 @@ public final class SluiceConfig {
                 + ", clock=" + clock + ", failurePolicy=" + failurePolicy + ", trustedProxies=" + trustedProxies
                 + ", clientIpHeader=" + clientIpHeader + ", ipv6Prefix=" + ipv6Prefix + ", headers=" + headers
                 + ", statusCode=" + statusCode + ", mode=" + mode + ", exclude=" + exclude + ", exemptIps=" + exemptIps
-                + ", localMaxKeys=" + localMaxKeys + ", deniedCache=" + deniedCache + ", breaker=" + breaker
+                + ", localMaxKeys=" + localMaxKeys + ", maxHeldRequests=" + maxHeldRequests + ", deniedCache=" + deniedCache + ", breaker=" + breaker
                 + ", reload=" + reload + ", micrometer=" + micrometer + '}';
     }
 
@@ -485,6 +495,7 @@ public final class SluiceConfig {
         private Duration breakerOpenBase = DEFAULT_BREAKER_OPEN_BASE;
         private Duration breakerOpenMax;
         private int localMaxKeys = DEFAULT_LOCAL_MAX_KEYS;
+        private int maxHeldRequests = DEFAULT_MAX_HELD_REQUESTS;
         private boolean deniedCache = true;
         private int deniedCacheMaxKeys = DEFAULT_DENIED_CACHE_MAX_KEYS;
         private Duration deniedCacheRevalidate = DEFAULT_DENIED_CACHE_REVALIDATE;
@@ -632,6 +643,12 @@ public final class SluiceConfig {
             return this;
         }
 
+        /** {@code max-held-requests}; default 50, at least 1. */
+        public Builder maxHeldRequests(int max) {
+            this.maxHeldRequests = max;
+            return this;
+        }
+
         /** {@code denied-cache}; default true. */
         public Builder deniedCache(boolean enabled) {
             this.deniedCache = enabled;
@@ -768,6 +785,7 @@ public final class SluiceConfig {
             RedisSettings redis = redis();
             BreakerSettings breaker = breaker();
             atLeast(LOCAL_MAX_KEYS, localMaxKeys, 1);
+            atLeast(MAX_HELD_REQUESTS, maxHeldRequests, 1);
             atLeast(DENIED_CACHE_MAX_KEYS, deniedCacheMaxKeys, 1);
             atLeast(DENIED_CACHE_REVALIDATE, deniedCacheRevalidate, ONE_MS);
             validateKeyPrefix();
@@ -801,7 +819,19 @@ public final class SluiceConfig {
                 }
                 if (!r.plans().isEmpty() && r.planKey() == null) {
                     throw new ConfigException(ConfigKeys.rule(name, PLAN), null, "required with " + ConfigKeys.rule(name, PLANS)
-                            + ": the key source naming a request's plan, e.g. attr:plan or header:X-Plan");
+                            + ": the key source naming a request's plan, e.g. attr:plan set by your authentication filter");
+                }
+                if (r.planSourceClientSet() && !r.planSourceTrusted()) {
+                    throw new ConfigException(ConfigKeys.rule(name, PLAN), shown(ConfigKeys.rule(name, PLAN), r.planKey().toString()),
+                            "the client sets this source itself, so any client could name a plan of its choice"
+                                    + " (an unlimited one); name the plan with attr:NAME set by your authentication filter"
+                                    + " (e.g. attr:plan), or, if a trusted hop (a gateway, an authentication filter) sets this"
+                                    + " value and strips the client's own, say so with "
+                                    + ConfigKeys.rule(name, PLAN_SOURCE_TRUSTED) + "=true");
+                }
+                if (r.planSourceTrusted() && r.planKey() == null) {
+                    throw new ConfigException(ConfigKeys.rule(name, PLAN_SOURCE_TRUSTED), "true", "only with "
+                            + ConfigKeys.rule(name, PLAN) + ": it says that a trusted hop sets the plan source");
                 }
                 if (r.plans().isEmpty() && r.planKey() != null) {
                     throw new ConfigException(ConfigKeys.rule(name, PLANS), null, "required with " + ConfigKeys.rule(name, PLAN)

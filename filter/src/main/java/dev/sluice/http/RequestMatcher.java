@@ -1,6 +1,7 @@
 package dev.sluice.http;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -12,7 +13,9 @@ import java.util.Locale;
  * <ul>
  *   <li>{@code METHODS} is one method or several joined by {@code |} ({@code POST /login},
  *       {@code GET|HEAD /feed}), compared case-insensitively; without it any method matches.
- *       ({@code |} rather than {@code ,}, because the configuration value is itself comma-separated.)</li>
+ *       ({@code |} rather than {@code ,}, because the configuration value is itself comma-separated.)
+ *       {@code GET} also means {@code HEAD}: a servlet answers {@code HEAD} from its {@code doGet}, so a
+ *       {@code GET} rule that missed {@code HEAD} would let a client probe the same resource unlimited.</li>
  *   <li>A pattern starts with {@code /} and is matched against the path relative to the context path
  *       ({@code servletPath + pathInfo}), case-sensitively, segment by segment.</li>
  *   <li>{@code *} matches any characters within one segment: {@code /users/*} matches
@@ -141,6 +144,12 @@ public final class RequestMatcher {
                     }
                 }
                 methods[i] = method.toUpperCase(Locale.ROOT);
+            }
+            List<String> listed = List.of(methods);
+            if (listed.contains("GET") && !listed.contains("HEAD")) {
+                String[] withHead = Arrays.copyOf(methods, methods.length + 1);
+                withHead[methods.length] = "HEAD";
+                return withHead;
             }
             return methods;
         }

@@ -40,16 +40,30 @@ public final class ClientKeyResolver {
 
     private final KeyExpression expression;
     private final ClientIpResolver ipResolver;
+    private final KeyCase keyCase;
     private final Part[][] alternatives;
+
+    /**
+     * A resolver that keeps the values' case ({@link KeyCase#SENSITIVE}).
+     *
+     * @see #ClientKeyResolver(KeyExpression, ClientIpResolver, ClassLoader, KeyCase)
+     */
+    public ClientKeyResolver(KeyExpression expression, ClientIpResolver ipResolver, ClassLoader classLoader) {
+        this(expression, ipResolver, classLoader, KeyCase.SENSITIVE);
+    }
 
     /**
      * @param expression  the rule's key expression
      * @param ipResolver  how to find the client address; may be null if the expression has no {@code ip}
      * @param classLoader loads {@code class:} sources (the web application's)
+     * @param keyCase     whether values of headers, query parameters, attributes, {@code class:} sources and
+     *                    the principal are folded ({@link KeyCase#INSENSITIVE}) before they make the key
      * @throws IllegalArgumentException when a {@code class:} source cannot be loaded or instantiated
      */
-    public ClientKeyResolver(KeyExpression expression, ClientIpResolver ipResolver, ClassLoader classLoader) {
+    public ClientKeyResolver(KeyExpression expression, ClientIpResolver ipResolver, ClassLoader classLoader,
+                             KeyCase keyCase) {
         this.expression = Objects.requireNonNull(expression, "expression");
+        this.keyCase = Objects.requireNonNull(keyCase, "keyCase");
         if (ipResolver == null && expression.uses(Kind.IP)) {
             throw new IllegalArgumentException("key expression '" + expression + "' uses ip but no ClientIpResolver was given");
         }
@@ -109,6 +123,7 @@ public final class ClientKeyResolver {
                     value = client == null ? null : client.identity();
                 } else {
                     value = value(part, request);
+                    if (part.kind != Kind.SESSION) value = keyCase.apply(value);
                 }
                 if (value == null || value.isBlank()) continue nextAlternative;
                 if (key == null) key = new StringBuilder(64);

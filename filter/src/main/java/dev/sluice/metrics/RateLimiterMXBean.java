@@ -82,6 +82,12 @@ public interface RateLimiterMXBean {
     long getNonIpPeers();
 
     /**
+     * Requests a {@code leaky-bucket} rule admitted with a delay but refused at once because this
+     * instance held {@code max-held-requests} requests already (what they took was given back).
+     */
+    long getHeldRefused();
+
+    /**
      * Operation: forgets every denial the denied-client cache remembers, so that every client's next
      * request is decided by Redis. Returns how many were forgotten.
      */

@@ -2,6 +2,7 @@ package dev.sluice.config;
 
 import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.http.RequestMatcher;
+import dev.sluice.key.KeyCase;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.key.CidrSet;
 import dev.sluice.config.SluiceConfig.Backend;
@@ -391,6 +392,60 @@ class ConfigLoaderTest {
         }
     }
 
+    @Test
+    void keyCaseIsSensitiveUnlessSaidInsensitive() {
+        assertThat(load().rule("api").keyCase()).isEqualTo(KeyCase.SENSITIVE);
+        assertThat(load("rule.api.key-case", "Insensitive").rule("api").keyCase()).isEqualTo(KeyCase.INSENSITIVE);
+        assertRejected("rule.api.key-case", "ignore", "one of sensitive, insensitive");
+    }
+
+    @Nested
+    class Plans {
+
+        private Map<String, String> plans(String source, String... more) {
+            Map<String, String> raw = minimalWith("rule.api.plan", source, "rule.api.plans", "pro, internal",
+                    "rule.api.plan.pro.limit", "100", "rule.api.plan.internal.limit", "unlimited");
+            for (int i = 0; i < more.length; i += 2) raw.put(more[i], more[i + 1]);
+            return raw;
+        }
+
+        @ParameterizedTest
+        @ValueSource(strings = {"header:X-Plan", "query:plan", "attr:plan|header:X-Plan", "user|query:tier"})
+        void aPlanSourceTheClientSetsFailsTheDeploymentNamingThePlanKey(String source) {
+            assertRejected(plans(source), "rule.api.plan", source, "the client sets this source itself")
+                    .hasMessageContaining("attr:plan")
+                    .hasMessageContaining("rule.api.plan.source-trusted=true");
+        }
+
+        @Test
+        void aTrustedHopsHeaderMayNameThePlanWhenSaidSo() {
+            RuleConfig api = loader.parse(plans("header:X-Plan", "rule.api.plan.source-trusted", "true")).rule("api");
+            assertThat(api.planKey()).isEqualTo(KeyExpression.parse("header:X-Plan"));
+            assertThat(api.planSourceTrusted()).isTrue();
+        }
+
+        @Test
+        void sourcesTheClientCannotSetNeedNoTrust() {
+            for (String source : List.of("attr:plan", "user", "class:com.example.Plans", "attr:plan|attr:tier")) {
+                assertThat(loader.parse(plans(source)).rule("api").planSourceTrusted()).as(source).isFalse();
+            }
+        }
+
+        @Test
+        void sourceTrustedWithoutAPlanSourceIsRejected() {
+            assertRejected(minimalWith("rule.api.plan.source-trusted", "true"), "rule.api.plan.source-trusted", "true",
+                    "only with rule.api.plan");
+            assertRejected(plans("header:X-Plan", "rule.api.plan.source-trusted", "yes"), "rule.api.plan.source-trusted",
+                    "yes", "one of true, false");
+        }
+
+        @Test
+        void theHintForACompositePlanSourceShowsAttrFirstAndNoHeader() {
+            assertRejected(plans("attr:plan+ip"), "rule.api.plan", "attr:plan+ip", "e.g. attr:plan or attr:plan|attr:tier")
+                    .hasMessageNotContaining("header:");
+        }
+    }
+
     @Nested
     class UnknownKeys {
 
@@ -503,6 +558,13 @@ class ConfigLoaderTest {
         void excludeIsValidatedPathPatterns() {
             assertThat(load("exclude", "/health, /static/**").exclude().entries()).containsExactly("/health", "/static/**");
             assertRejected("exclude", "health", "invalid path pattern 'health'");
+        }
+
+        @Test
+        void aGetInMatchOrExcludeAlsoMeansHead() {
+            SluiceConfig config = load("exclude", "GET /status", "rule.api.match", "GET /verify");
+            assertThat(config.exclude().matches("HEAD", "/status")).isTrue();
+            assertThat(config.rules().get(0).match().matches("HEAD", "/verify")).isTrue();
         }
     }
 

@@ -115,6 +115,19 @@ class RequestMatcherTest {
     }
 
     @Test
+    void getAlsoMeansHeadBecauseServletsAnswerHeadFromDoGet() {
+        RequestMatcher verify = matcher("GET /verify");
+        assertThat(verify.matches("HEAD", "/verify")).isTrue();
+        assertThat(verify.matches("head", "/verify")).isTrue();
+        assertThat(verify.matches("GET", "/verify")).isTrue();
+        assertThat(verify.matches("POST", "/verify")).isFalse();
+        assertThat(matcher("POST|get /verify").matches("HEAD", "/verify")).isTrue();
+        assertThat(matcher("POST /verify").matches("HEAD", "/verify")).as("only GET brings HEAD").isFalse();
+        assertThat(matcher("HEAD /verify").matches("GET", "/verify")).as("not the other way round").isFalse();
+        assertThat(verify.entries()).as("the entry as configured").containsExactly("GET /verify");
+    }
+
+    @Test
     void anyEntryMatchingIsEnough() {
         RequestMatcher m = matcher("POST /login", " /api/** ", "");
         assertThat(m.matches("POST", "/login")).isTrue();

@@ -52,6 +52,55 @@ class ClientKeyResolverTest {
         assertThat(key("class:" + TenantFromHeader.class.getName(), request)).isEqualTo("c=tenant-k-42");
     }
 
+    private static String insensitiveKey(String expression, FakeRequest request) {
+        ClientKey key = new ClientKeyResolver(KeyExpression.parse(expression), IP,
+                ClientKeyResolverTest.class.getClassLoader(), KeyCase.INSENSITIVE).resolve(request.build());
+        return key == null ? null : key.value();
+    }
+
+    @Test
+    void caseInsensitiveKeysAreOneClientForEveryCaseVariantOfEachSource() {
+        for (String variant : List.of("Alice@Example.com", "ALICE@EXAMPLE.COM", "alice@example.com")) {
+            FakeRequest request = FakeRequest.from("203.0.113.7").user(variant).header("X-User", variant)
+                    .query("user=" + variant).attribute("account", variant);
+            assertThat(insensitiveKey("user", request)).as(variant).isEqualTo("u=alice@example.com");
+            assertThat(insensitiveKey("header:X-User", request)).as(variant).isEqualTo("h=alice@example.com");
+            assertThat(insensitiveKey("query:user", request)).as(variant).isEqualTo("q=alice@example.com");
+            assertThat(insensitiveKey("attr:account", request)).as(variant).isEqualTo("a=alice@example.com");
+            assertThat(insensitiveKey("class:" + UserFromHeader.class.getName(), request)).as(variant)
+                    .isEqualTo("c=alice@example.com");
+            assertThat(insensitiveKey("ip+header:X-User", request)).as(variant).isEqualTo("ip=203.0.113.7+h=alice@example.com");
+            assertThat(key("header:X-User", request)).as("sensitive by default").isEqualTo("h=" + variant);
+        }
+    }
+
+    @Test
+    void caseInsensitiveValuesAreFoldedBeforeTheyAreHashed() {
+        String upper = "USER-" + "X".repeat(300);
+        String hashed = insensitiveKey("header:X-User", FakeRequest.from("203.0.113.7").header("X-User", upper));
+        assertThat(hashed).isEqualTo(insensitiveKey("header:X-User",
+                FakeRequest.from("203.0.113.7").header("X-User", upper.toLowerCase(java.util.Locale.ROOT))));
+        assertThat(hashed.length()).as("a long value is still hashed").isLessThan(upper.length());
+    }
+
+    @Test
+    void caseInsensitiveLeavesAddressesAndSessionIdsAlone() {
+        assertThat(insensitiveKey("ip", FakeRequest.from("2001:DB8:1:2::99")))
+                .as("IPv6 is canonical lower case already").isEqualTo("ip=2001:db8:1:2::/64")
+                .isEqualTo(key("ip", FakeRequest.from("2001:db8:1:2::99")));
+        assertThat(insensitiveKey("session", FakeRequest.from("203.0.113.7").session("AbC")))
+                .as("a session id is a credential: its case matters")
+                .isNotEqualTo(insensitiveKey("session", FakeRequest.from("203.0.113.7").session("abc")));
+    }
+
+    /** A {@code class:} source returning the X-User header as it is. */
+    public static final class UserFromHeader implements KeySource {
+        @Override
+        public String resolve(HttpServletRequest request) {
+            return request.getHeader("X-User");
+        }
+    }
+
     @Test
     void compositeJoinsAllPartsInOrder() {
         FakeRequest request = FakeRequest.from("203.0.113.7").user("alice").header("X-Api-Key", "k-42");

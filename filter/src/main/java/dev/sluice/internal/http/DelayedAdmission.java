@@ -17,6 +17,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -28,6 +29,11 @@ import java.util.concurrent.locks.LockSupport;
  * their mappings must include {@code <dispatcher>ASYNC</dispatcher>}. Where async is not
  * supported the container thread is parked until the slot (never longer than the rule's
  * {@code max-delay}): correct, but it holds a thread.
+ *
+ * <p>At most {@code max-held-requests} requests are held at once, suspended and parked together:
+ * beyond that {@link #admitAfter} holds nothing and says so, and the caller refuses the request at
+ * once (as when the rule's queue is full), so that on a container without async a few clients
+ * cannot park every container thread.
  *
  * <p>Every held request is answered, whatever happens while it waits:
  * <ul>
@@ -52,6 +58,8 @@ public final class DelayedAdmission implements AutoCloseable {
 
     private final ScheduledExecutorService timer;
     private final Set<Hold> holds = ConcurrentHashMap.newKeySet();
+    /** Holds counted against the cap: reserved before a hold is added, released when it leaves {@link #holds}. */
+    private final AtomicInteger reserved = new AtomicInteger();
     private volatile boolean closed;
 
     /** @param instance the filter's JMX instance name ({@code shop/sluice}), in its thread's name */
@@ -63,19 +71,35 @@ public final class DelayedAdmission implements AutoCloseable {
         });
     }
 
-    /** Lets the request through after {@code delayMs}, asynchronously where possible. */
-    public void admitAfter(long delayMs, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
-            throws IOException, ServletException {
+    /**
+     * Lets the request through after {@code delayMs}, asynchronously where possible, unless
+     * {@code maxHeld} requests are held already.
+     *
+     * @return {@code false} when the cap is reached: nothing was held nor written, the caller answers
+     */
+    public boolean admitAfter(long delayMs, int maxHeld, HttpServletRequest request, HttpServletResponse response,
+                              FilterChain chain) throws IOException, ServletException {
         long slotNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
         if (closed) {
             refuse(response, slotNanos, Reason.SHUTTING_DOWN);
-            return;
+            return true;
         }
-        if (request.isAsyncSupported()) {
-            suspend(delayMs, slotNanos, request, response);
-        } else {
-            park(slotNanos, request, response, chain);
+        if (reserved.incrementAndGet() > maxHeld) {
+            reserved.decrementAndGet();
+            return false;
         }
+        boolean held = false;
+        try {
+            if (request.isAsyncSupported()) {
+                held = suspend(delayMs, slotNanos, request, response);
+            } else {
+                held = true;
+                park(slotNanos, request, response, chain);
+            }
+        } finally {
+            if (!held) reserved.decrementAndGet();
+        }
+        return true;
     }
 
     /** How many requests are waiting for their slot now. */
@@ -83,7 +107,8 @@ public final class DelayedAdmission implements AutoCloseable {
         return holds.size();
     }
 
-    private void suspend(long delayMs, long slotNanos, HttpServletRequest request, HttpServletResponse response) {
+    /** Whether a hold was added (from then on its removal from {@link #holds} releases its reservation). */
+    private boolean suspend(long delayMs, long slotNanos, HttpServletRequest request, HttpServletResponse response) {
         AsyncContext async = request.startAsync(request, response);
         async.setTimeout(delayMs + ASYNC_TIMEOUT_MARGIN_MS);
         Suspended hold = new Suspended(async, response, slotNanos);
@@ -91,13 +116,19 @@ public final class DelayedAdmission implements AutoCloseable {
         holds.add(hold);
         if (closed) { // close() may have swept the holds before this one was added
             hold.refuse(Reason.SHUTTING_DOWN);
-            return;
+            return true;
         }
         try {
             hold.timer = timer.schedule(hold::release, delayMs, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closing) {
             hold.refuse(Reason.SHUTTING_DOWN);
         }
+        return true;
+    }
+
+    /** Removes a hold, releasing its reservation once, whichever of its endings gets here first. */
+    private void forget(Hold hold) {
+        if (holds.remove(hold)) reserved.decrementAndGet();
     }
 
     private void park(long slotNanos, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
@@ -113,7 +144,7 @@ public final class DelayedAdmission implements AutoCloseable {
                 LockSupport.parkNanos(this, left);
             }
         } finally {
-            holds.remove(hold);
+            forget(hold);
         }
         if (closed || thread.isInterrupted()) {
             refuse(response, slotNanos, Reason.SHUTTING_DOWN);
@@ -179,7 +210,7 @@ public final class DelayedAdmission implements AutoCloseable {
         /** At its slot: on to the application. */
         void release() {
             if (answered.compareAndSet(false, true)) {
-                holds.remove(this);
+                DelayedAdmission.this.forget(this);
                 async.dispatch();
             }
         }
@@ -198,7 +229,7 @@ public final class DelayedAdmission implements AutoCloseable {
         }
 
         private void forget() {
-            holds.remove(this);
+            DelayedAdmission.this.forget(this);
             Future<?> scheduled = timer;
             if (scheduled != null) scheduled.cancel(false);
         }

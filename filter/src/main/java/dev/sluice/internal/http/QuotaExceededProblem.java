@@ -3,6 +3,8 @@ package dev.sluice.internal.http;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RuleDecision;
 
+import java.util.List;
+
 /**
  * The {@code application/problem+json} body (RFC 9457) of a denied request, of the RateLimit
  * draft's {@code quota-exceeded} type, naming the violated rules in {@code violated-policies}.
@@ -19,9 +21,14 @@ public final class QuotaExceededProblem {
 
     /** The body for a denied decision answered with {@code status} after {@code retryAfterSeconds}. */
     public static String body(Decision decision, int status, long retryAfterSeconds) {
+        return body(decision.violated(), status, retryAfterSeconds);
+    }
+
+    /** The body naming {@code violated} as the rules that refused, answered with {@code status} after {@code retryAfterSeconds}. */
+    public static String body(List<RuleDecision> violated, int status, long retryAfterSeconds) {
         StringBuilder names = new StringBuilder();
         StringBuilder list = new StringBuilder();
-        for (RuleDecision r : decision.violated()) {
+        for (RuleDecision r : violated) {
             if (names.length() > 0) {
                 names.append(", ");
                 list.append(',');

@@ -220,6 +220,8 @@ final class MicrometerMeters implements MeterBinding {
                 "Configuration reloads refused (the running configuration stayed)");
         counter("sluice.non.ip.peers", tags, m -> m.nonIpPeers.sum(),
                 "Requests whose peer was not an IP address: their ip rules did not apply");
+        counter("sluice.held.refused", tags, m -> m.heldRefused.sum(),
+                "Requests refused because max-held-requests were held for their leaky-bucket slot already");
         timers = byOrdinal;
         breakersChanged();
     }

@@ -74,6 +74,7 @@ public final class SluiceMetrics {
     final LongAdder byBackstop = new LongAdder();
     final LongAdder byApproximate = new LongAdder();
     final LongAdder nonIpPeers = new LongAdder();
+    final LongAdder heldRefused = new LongAdder();
     final LongAdder reloads = new LongAdder();
     final LongAdder reloadFailures = new LongAdder();
     private volatile String lastReloadOutcome = "none";
@@ -384,6 +385,14 @@ public final class SluiceMetrics {
         nonIpPeers.increment();
     }
 
+    /**
+     * A request a leaky-bucket rule admitted with a delay was refused because {@code max-held-requests}
+     * requests were held already.
+     */
+    public void recordHeldRefused() {
+        heldRefused.increment();
+    }
+
     /** How many denials the denied-client cache holds now. */
     public void deniedCache(java.util.function.IntSupplier size) {
         this.deniedCacheSize = size;
@@ -483,6 +492,7 @@ public final class SluiceMetrics {
         @Override public long getApproximateDecisions() { return byApproximate.sum(); }
         @Override public int getDeniedCacheSize() { return deniedCacheSize.getAsInt(); }
         @Override public long getNonIpPeers() { return nonIpPeers.sum(); }
+        @Override public long getHeldRefused() { return heldRefused.sum(); }
         @Override public int clearDeniedCache() { return operations.clearDeniedCache(); }
         @Override public String resetClient(String rule, String clientKey) { return operations.resetClient(rule, clientKey); }
         @Override public String reload() { return operations.reload(); }

@@ -166,6 +166,61 @@ class DelayedAdmissionTest {
         assertThat(delays.held()).isZero();
     }
 
+    @Test
+    void beyondTheCapNothingIsHeldNorWrittenAndTheCallerIsTold() {
+        Exchange first = new Exchange(true);
+        Exchange second = new Exchange(true);
+        assertThat(first.admitAfter(delays, 10_000, 2)).isTrue();
+        assertThat(second.admitAfter(delays, 10_000, 2)).isTrue();
+
+        Exchange third = new Exchange(true);
+        assertThat(third.admitAfter(delays, 10_000, 2)).as("the cap of 2 is reached").isFalse();
+        assertThat(third.async.started).as("not suspended").isFalse();
+        assertThat(third.response.status).as("the caller answers").isZero();
+        assertThat(third.chain.passed.get()).isZero();
+        assertThat(delays.held()).isEqualTo(2);
+
+        first.async.fire(AsyncListener::onComplete);
+        assertThat(third.admitAfter(delays, 10_000, 2)).as("a hold that ended frees its place").isTrue();
+    }
+
+    @Test
+    void everyEndingOfAHoldFreesItsPlaceOnce() {
+        Exchange timedOut = new Exchange(true);
+        assertThat(timedOut.admitAfter(delays, 10_000, 1)).isTrue();
+        timedOut.async.fire(AsyncListener::onTimeout);
+        timedOut.async.fire(AsyncListener::onComplete); // the container completes it too: still freed once
+
+        Exchange released = new Exchange(true);
+        assertThat(released.admitAfter(delays, 50, 1)).isTrue();
+        Poll.until(Duration.ofSeconds(5), "the re-dispatch at the slot", () -> released.async.dispatches.get() == 1);
+        released.async.fire(AsyncListener::onComplete);
+
+        Exchange parked = new Exchange(false);
+        assertThat(parked.admitAfter(delays, 50, 1)).as("parked and let through at its slot").isTrue();
+        assertThat(parked.chain.passed.get()).isEqualTo(1);
+
+        Exchange[] two = {new Exchange(true), new Exchange(true)};
+        assertThat(two[0].admitAfter(delays, 10_000, 1)).as("one place, and it is free").isTrue();
+        assertThat(two[1].admitAfter(delays, 10_000, 1)).as("exactly one").isFalse();
+    }
+
+    @Test
+    void parkedRequestsCountAgainstTheCapWhileTheyWait() throws Exception {
+        Exchange parked = new Exchange(false);
+        CompletableFuture<Boolean> waiting = CompletableFuture.supplyAsync(() -> parked.admitAfter(delays, 30_000, 1));
+        Poll.until(Duration.ofSeconds(5), "the request to be parked", () -> delays.held() == 1);
+
+        Exchange another = new Exchange(false);
+        long start = System.nanoTime();
+        assertThat(another.admitAfter(delays, 30_000, 1)).isFalse();
+        assertThat((System.nanoTime() - start) / 1_000_000).as("told at once, not parked").isLessThan(5_000);
+
+        delays.close();
+        assertThat(waiting.get(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(parked.response.status).isEqualTo(503);
+    }
+
     /**
      * Holds another request until a slot after every earlier one and waits for its re-dispatch:
      * the timer runs its tasks in order, so any earlier slot's task has run by then.
@@ -198,8 +253,12 @@ class DelayedAdmissionTest {
         }
 
         void admitAfter(DelayedAdmission delays, long delayMs) {
+            assertThat(admitAfter(delays, delayMs, 1_000)).as("held").isTrue();
+        }
+
+        boolean admitAfter(DelayedAdmission delays, long delayMs, int maxHeld) {
             try {
-                delays.admitAfter(delayMs, request, response.proxy, chain);
+                return delays.admitAfter(delayMs, maxHeld, request, response.proxy, chain);
             } catch (Exception e) {
                 throw new AssertionError(e);
             }

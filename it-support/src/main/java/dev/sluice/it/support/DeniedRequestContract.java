@@ -8,7 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What a client sees of a limit on one instance, on every container: the answers past the limit,
- * and a request the application forwards (a second dispatch through the filter) counted once.
+ * a {@code GET} rule counting {@code HEAD}, and a request the application forwards (a second dispatch
+ * through the filter) counted once.
  */
 public interface DeniedRequestContract extends ContainerTest {
 
@@ -43,6 +44,19 @@ public interface DeniedRequestContract extends ContainerTest {
                     .contains("\"status\":429")
                     .contains("\"violated-policies\":[\"api\"]")
                     .contains("\"retry-after\":" + retryAfter);
+        }
+    }
+
+    @Test
+    default void aGetRuleCountsAndRefusesHeadToo() throws Exception {
+        try (Deployment app = container().deploy(ExampleApp.named("head")
+                .with("rule.api.match", "GET /api/**", "rule.api.limit", "2", "rule.api.window", "1h"), 1)) {
+            assertThat(app.get(0, "/api/code").statusCode()).isEqualTo(200);
+            HttpResponse<String> head = app.send(0, "HEAD", "/api/code", null);
+            assertThat(head.statusCode()).as("the servlet answers HEAD from doGet").isEqualTo(200);
+            assertThat(RateLimitField.item(head, "api")[0]).as("HEAD counted by the GET rule").isZero();
+            assertThat(app.send(0, "HEAD", "/api/code", null).statusCode()).isEqualTo(429);
+            assertThat(app.get(0, "/api/code").statusCode()).isEqualTo(429);
         }
     }
 
