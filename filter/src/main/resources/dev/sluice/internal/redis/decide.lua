@@ -8,7 +8,8 @@ KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in 
 ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' per acquisition):
           now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
-          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), mode, limit, window ms,
+          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra; 0 fixed-window on a calendar,
+          whose rule is followed by its window boundaries: see fixed-window.lua), mode, limit, window ms,
           burst, max delay ms, cost; for mode 3 followed by '<ddd': taken ms, fraction, given
           back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
           nothing); 2 evaluate only (write nothing); 3 give back what the request took, then
@@ -101,7 +102,7 @@ for i = 1, n do
     --[[ token-bucket.lua ]]
   elseif algorithm == 6 then
     --[[ gcra.lua ]]
-  elseif algorithm == 1 then
+  elseif algorithm == 1 or algorithm == 0 then
     --[[ fixed-window.lua ]]
   elseif algorithm == 2 then
     --[[ sliding-window-counter.lua ]]

@@ -57,8 +57,8 @@ elseif algorithm == 3 then
   end
 else
   local stored = pcall('GET', key)
-  if algorithm == 1 then
-    -- fixed-window: the count drops by the cost while it ends where the request left it
+  if algorithm == 1 or algorithm == 0 then
+    -- fixed-window (0: on a calendar): the count drops by the cost while it ends where the request left it
     if stored and #stored == 17 then
       local tag, ends, count = decode('<Bdd', stored)
       if tag == 1 and ends == taken_ms and count > 0 then

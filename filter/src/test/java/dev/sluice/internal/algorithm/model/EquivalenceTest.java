@@ -69,6 +69,11 @@ class EquivalenceTest {
         jedis.close();
     }
 
+    /** The client of the suites that share this harness ({@link CalendarEquivalenceTest}). */
+    static JedisPooled jedis() {
+        return jedis;
+    }
+
     @Test
     void modelsLocalEngineAndRedisScriptGiveTheSameAnswers() {
         Coverage coverage = replayAll(SEQUENCES, 0, Scenario.Magnitude.SMALL, 3, 60);
@@ -409,7 +414,8 @@ class EquivalenceTest {
     static List<Figures> figures(Decision d) {
         List<Figures> out = new ArrayList<>();
         for (RuleDecision r : d.rules()) {
-            out.add(new Figures(r.allowed(), r.remaining(), r.retryAfterMs(), r.resetMs(), r.nextMs(), r.delayMs()));
+            out.add(new Figures(r.allowed(), r.remaining(), r.retryAfterMs(), r.resetMs(), r.nextMs(), r.delayMs(),
+                    r.windowMs()));
         }
         return out;
     }
