@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -512,7 +513,10 @@ public final class ConfigLoader {
         String v = values.required(key, CalendarWindows.ACCEPTED);
         try {
             Integer months = Durations.months(v);
-            return months != null ? CalendarWindows.months(zone, months) : CalendarWindows.of(zone, Durations.parse(key, v));
+            Integer weeks = Durations.weeks(v);
+            if (months != null) return CalendarWindows.months(zone, months);
+            if (weeks != null) return new CalendarWindows(zone, ChronoUnit.WEEKS, weeks);
+            return CalendarWindows.of(zone, Durations.parse(key, v));
         } catch (IllegalArgumentException bad) {
             throw new ConfigException(key, v, bad.getMessage());
         }
