@@ -90,7 +90,7 @@ public class RateLimitFilter implements Filter {
 
     /**
      * A rule's figures as a request uses them (the rule's own, or one plan's) with their policy
-     * items, computed once.
+     * items, computed once (a calendar rule's per decision: its {@code w} is the current window's).
      */
     private record Figures(Rule rule, String policyItem, String fallbackPolicyItem) {
 
@@ -100,7 +100,11 @@ public class RateLimitFilter implements Filter {
 
         /** The policy the decision was made under: the backstop's while Redis is away. */
         String policyItemOf(RuleDecision decided) {
-            return decided.source() == RuleDecision.Source.BACKSTOP ? fallbackPolicyItem : policyItem;
+            boolean backstop = decided.source() == RuleDecision.Source.BACKSTOP;
+            if (rule.calendar() != null) {
+                return RateLimitHeaders.policyItem(backstop ? rule.asFallback() : rule, decided.windowMs());
+            }
+            return backstop ? fallbackPolicyItem : policyItem;
         }
     }
 

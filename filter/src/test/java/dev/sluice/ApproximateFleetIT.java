@@ -60,6 +60,9 @@ class ApproximateFleetIT {
         redis.close();
     }
 
+    /** How much earlier than its decision a load thread may have read the clock it records. */
+    private static final long SCHEDULING_SLACK_MS = 25;
+
     /** One decision as the load saw it. */
     record Seen(int instance, long atMillis, long window, boolean allowed) {
     }
@@ -193,7 +196,9 @@ class ApproximateFleetIT {
                 }
             }
             for (int i = 0; i < INSTANCES; i++) {
-                long most = mostAdmittedWithin(all, i, longestUnsynced + 2);
+                // the load reads its clock before deciding: a thread the scheduler holds between the two (the
+                // machine is shared by the whole suite) records an admission earlier than it counted
+                long most = mostAdmittedWithin(all, i, longestUnsynced + 2 + SCHEDULING_SLACK_MS);
                 assertThat(unsynced[i]).as("instance %d's unsynced count is what it admits within one interval and its round"
                         + " trip (%d ms): at most %d", i, longestUnsynced, most).isLessThanOrEqualTo(most);
                 assertThat(unsynced[i]).isLessThanOrEqualTo(LIMIT);

@@ -40,7 +40,7 @@ class MixedFleetDistIT {
         // the limit, the algorithm, the key prefix and the Redis come from the server processes'
         // environment, through the placeholders of the WAR's ratelimit.properties; a shared 2-core
         // machine needs more than the default 50 ms Redis timeout for no decision to fall back
-        Path war = ExampleWar.withInitParams(Map.of("redis.timeout", "500ms"), Server.serversDir().resolve("wars"));
+        Path war = ExampleWar.withInitParams(Map.of("redis.timeout", "2s"), Server.serversDir().resolve("wars"));
         Servers.eachInParallel(fleet, s -> s.deployServing("fleet", war));
         try {
             List<URI> targets = fleet.stream().map(s -> s.uri("fleet", "/api/fleet")).toList();

@@ -76,6 +76,7 @@ final class ConfigKeys {
     static final String FALLBACK_LIMIT = "fallback-limit";
     static final String MAX_DELAY = "max-delay";
     static final String SYNC = "sync";
+    static final String CALENDAR = "calendar";
     static final String RULE_MODE = "mode";
     static final String COUNT = "count";
     static final String PLAN = "plan";
@@ -85,7 +86,7 @@ final class ConfigKeys {
     /** The keys of a rule that are not a plan's, the part after {@code rule.<name>.}. */
     static final List<String> RULE = List.of(
             ALGORITHM, LIMIT, WINDOW, BURST, KEY, KEY_CASE, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
-            SYNC, RULE_MODE, COUNT, PLAN, PLAN_SOURCE_TRUSTED, PLANS);
+            SYNC, CALENDAR, RULE_MODE, COUNT, PLAN, PLAN_SOURCE_TRUSTED, PLANS);
 
     /** The keys of a plan, the part after {@code rule.<name>.plan.<plan>.}. */
     static final List<String> PLAN_KEYS = List.of(LIMIT, WINDOW, BURST, FALLBACK_LIMIT);

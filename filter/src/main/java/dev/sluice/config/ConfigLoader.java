@@ -13,12 +13,16 @@ import dev.sluice.key.ClientIpResolver.Header;
 import dev.sluice.key.KeyCase;
 import dev.sluice.key.KeyExpression;
 import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.InvalidRuleException;
 import dev.sluice.limiter.Rule;
 
 import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -377,7 +381,10 @@ public final class ConfigLoader {
             }
         }
         long limit = values.requiredInteger(rule(name, LIMIT), 1, Rule.MAX_COUNT);
-        Duration window = values.requiredDuration(rule(name, WINDOW), ONE_MS);
+        String calendarKey = rule(name, CALENDAR);
+        ZoneId zone = values.isSet(calendarKey) ? zone(calendarKey, values.get(calendarKey)) : null;
+        CalendarWindows calendar = zone == null ? null : calendarWindows(values, rule(name, WINDOW), zone);
+        Duration window = calendar != null ? calendar.nominal() : values.requiredDuration(rule(name, WINDOW), ONE_MS);
         long burst = values.integer(rule(name, BURST), limit, 1, Rule.MAX_COUNT);
         long cost = values.integer(rule(name, COST), 1, 1, Rule.MAX_COUNT);
         FailurePolicy failurePolicy = values.choice(rule(name, RULE_FAILURE_POLICY), globalPolicy,
@@ -390,7 +397,7 @@ public final class ConfigLoader {
         Rule rule;
         try {
             rule = new Rule(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, dryRun,
-                    null, sync);
+                    null, sync, calendar);
         } catch (InvalidRuleException invalid) {
             String badKey = rule(name, invalid.field());
             String problem = MAX_DELAY.equals(invalid.field()) ? "only for leaky-bucket; " + algorithmKey + " is "
@@ -467,7 +474,10 @@ public final class ConfigLoader {
                 continue;
             }
             long limit = values.requiredInteger(limitKey, 1, Rule.MAX_COUNT);
-            Duration window = values.duration(planKey(name, plan, WINDOW), rule.window(), ONE_MS);
+            String planWindowKey = planKey(name, plan, WINDOW);
+            CalendarWindows calendar = rule.calendar() == null || !values.isSet(planWindowKey) ? rule.calendar()
+                    : calendarWindows(values, planWindowKey, rule.calendar().zone());
+            Duration window = calendar != null ? calendar.nominal() : values.duration(planWindowKey, rule.window(), ONE_MS);
             boolean ownBurst = rule.burst() != rule.limit();
             long burst = values.integer(planKey(name, plan, BURST), ownBurst ? rule.burst() : limit, 1, Rule.MAX_COUNT);
             boolean ownFallback = rule.fallbackLimit() != rule.limit();
@@ -475,7 +485,7 @@ public final class ConfigLoader {
                     1, Rule.MAX_COUNT);
             try {
                 plans.add(new RuleConfig.Plan(plan, new Rule(name, rule.algorithm(), limit, window, burst, rule.cost(),
-                        rule.failurePolicy(), fallback, rule.maxDelay(), rule.dryRun(), plan, rule.sync())));
+                        rule.failurePolicy(), fallback, rule.maxDelay(), rule.dryRun(), plan, rule.sync(), calendar)));
             } catch (InvalidRuleException invalid) {
                 String badKey = PLAN_KEYS.contains(invalid.field()) ? planKey(name, plan, invalid.field())
                         : rule(name, invalid.field());
@@ -483,6 +493,33 @@ public final class ConfigLoader {
             }
         }
         return plans;
+    }
+
+    /** {@code rule.<r>.calendar}: a time-zone id of the JDK's time-zone data. */
+    private static ZoneId zone(String key, String value) {
+        try {
+            return ZoneId.of(value);
+        } catch (DateTimeException bad) {
+            String hint = ZoneId.getAvailableZoneIds().stream().filter(id -> id.equalsIgnoreCase(value)).findFirst()
+                    .map(id -> "; did you mean " + id + "? (ids are case-sensitive)")
+                    .orElse("; a region id such as Europe/Berlin or America/New_York (java.time.ZoneId, the JDK's"
+                            + " tzdata), UTC, or an offset such as +05:30");
+            throw new ConfigException(key, value, "a time-zone id" + hint);
+        }
+    }
+
+    /** A calendar rule's (or plan's) window: whole hours, days, weeks or {@code 1mo}, in {@code zone}. */
+    private static CalendarWindows calendarWindows(ConfigValues values, String key, ZoneId zone) {
+        String v = values.required(key, CalendarWindows.ACCEPTED);
+        try {
+            Integer months = Durations.months(v);
+            Integer weeks = Durations.weeks(v);
+            if (months != null) return CalendarWindows.months(zone, months);
+            if (weeks != null) return new CalendarWindows(zone, ChronoUnit.WEEKS, weeks);
+            return CalendarWindows.of(zone, Durations.parse(key, v));
+        } catch (IllegalArgumentException bad) {
+            throw new ConfigException(key, v, bad.getMessage());
+        }
     }
 
     private static List<String> planNames(ConfigValues values, String rule) {

@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
  * {@code 5m}, {@code 1h}, {@code 1d} (units case-insensitive), or ISO-8601 such as {@code PT1M},
  * {@code PT0.5S}, {@code P1D}. A bare number is refused because its unit would be a guess (is
  * {@code window=60} seconds or milliseconds?); the one exception is {@code 0}, which means the
- * same in every unit. Negative durations are refused.
+ * same in every unit. Negative durations are refused. Calendar weeks and months ({@code 1w},
+ * {@code 1mo}) are no durations: {@link #weeks} and {@link #months} read them, for a calendar rule's window only.
  */
 public final class Durations {
 
@@ -19,6 +20,8 @@ public final class Durations {
     static final String ACCEPTED = "a duration with a unit: 250ms, 30s, 5m, 1h, 1d, or ISO-8601 such as PT1M or PT0.5S";
 
     private static final Pattern WITH_UNIT = Pattern.compile("(-?\\d+)\\s*(ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
+    private static final Pattern WEEKS = Pattern.compile("(\\d{1,9})\\s*w", Pattern.CASE_INSENSITIVE);
+    private static final Pattern MONTHS = Pattern.compile("(\\d{1,9})\\s*mo", Pattern.CASE_INSENSITIVE);
     private static final Pattern BARE_NUMBER = Pattern.compile("-?\\d+(\\.\\d+)?");
 
     private Durations() {
@@ -35,6 +38,11 @@ public final class Durations {
             throw new ConfigException(key, value, ACCEPTED);
         }
         String v = value.trim();
+        if (months(v) != null || weeks(v) != null) {
+            throw new ConfigException(key, value, ACCEPTED + "; w and mo (calendar weeks and months) only in a rule's"
+                    + " window with rule.<name>.calendar set (a time zone), e.g. window=1mo, calendar=Europe/Berlin;"
+                    + " otherwise 7d for a week");
+        }
         Duration d = withUnit(key, value, v);
         if (d == null) d = iso(v);
         if (d == null) {
@@ -52,6 +60,20 @@ public final class Durations {
             throw new ConfigException(key, value, ACCEPTED + "; Sluice counts whole milliseconds: round it to one");
         }
         return d;
+    }
+
+    /** The number of calendar weeks of {@code value} ({@code 1w}), or null if it is not in weeks. */
+    public static Integer weeks(String value) {
+        if (value == null) return null;
+        Matcher m = WEEKS.matcher(value.trim());
+        return m.matches() ? Integer.valueOf(m.group(1)) : null;
+    }
+
+    /** The number of calendar months of {@code value} ({@code 1mo}, {@code 3mo}), or null if it is not in months. */
+    public static Integer months(String value) {
+        if (value == null) return null;
+        Matcher m = MONTHS.matcher(value.trim());
+        return m.matches() ? Integer.valueOf(m.group(1)) : null;
     }
 
     /**

@@ -1,6 +1,9 @@
 package dev.sluice.limiter;
 
 import java.time.Duration;
+import java.time.Period;
+import java.time.ZoneId;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -37,10 +40,14 @@ import java.util.regex.Pattern;
  *                      Redis); otherwise the approximate mode: each instance decides from its own counts and
  *                      exchanges them with Redis once per {@code sync} (fixed-window and
  *                      sliding-window-counter only; at most half the window)
+ * @param calendar      {@code rule.<name>.calendar}: the calendar windows of a fixed-window rule (a day from midnight
+ *                      in a time zone, a month from the 1st), or {@code null} for windows aligned to the epoch. A
+ *                      calendar rule's {@code window} is the longest its windows can be ({@link CalendarWindows#nominal()}):
+ *                      the constructor sets it from the calendar, whatever is passed
  */
 public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
                    FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan,
-                   Duration sync) {
+                   Duration sync, CalendarWindows calendar) {
 
     /** What a rule name may be: it is part of every Redis key of the rule. */
     public static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -74,6 +81,17 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         }
         if (algorithm == null) throw new InvalidRuleException(name, "algorithm", "required: one of " + Algorithm.ids());
         if (failurePolicy == null) throw new InvalidRuleException(name, "failure-policy", "required: open or closed");
+        if (calendar != null) {
+            if (algorithm != Algorithm.FIXED_WINDOW) {
+                throw new InvalidRuleException(name, "calendar", "only for fixed-window (windows that start and end on"
+                        + " the calendar); the algorithm is " + algorithm.id() + ": remove calendar or use fixed-window");
+            }
+            if (sync != null && !sync.isZero()) {
+                throw new InvalidRuleException(name, "calendar", "not with sync (the approximate mode counts in windows"
+                        + " aligned to the epoch): remove sync or calendar");
+            }
+            window = calendar.nominal();
+        }
         count(name, "limit", limit);
         long windowMs = duration(name, "window", window, 1);
         count(name, "burst", burst);
@@ -133,6 +151,14 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         }
     }
 
+    /** A rule whose windows, if any, are aligned to the epoch (no calendar). */
+    public Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
+                FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan,
+                Duration sync) {
+        this(name, algorithm, limit, window, burst, cost, failurePolicy, fallbackLimit, maxDelay, dryRun, plan, sync,
+                null);
+    }
+
     /** A rule of the exact mode ({@code sync} 0), as before the approximate mode. */
     public Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
                 FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan) {
@@ -161,11 +187,13 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     public Builder toBuilder() {
         Builder b = new Builder(name).algorithm(algorithm).limit(limit).window(window).cost(cost)
                 .failurePolicy(failurePolicy).maxDelay(maxDelay).dryRun(dryRun).plan(plan).sync(sync);
+        if (calendar != null) b.calendar(calendar);
         if (burst != limit) b.burst(burst);
         if (fallbackLimit != limit) b.fallbackLimit(fallbackLimit);
         return b;
     }
 
+    /** The window in ms; for a calendar rule the longest its windows can be (each window's own: {@link #calendar()}). */
     public long windowMillis() {
         return window.toMillis();
     }
@@ -192,18 +220,18 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         }
         long fallbackBurst = fallbackBurst(burst, fallbackLimit, limit);
         return new Rule(name, algorithm, fallbackLimit, window, fallbackBurst, cost, failurePolicy, fallbackLimit, maxDelay,
-                dryRun, plan, sync);
+                dryRun, plan, sync, calendar);
     }
 
     public Rule withCost(long newCost) {
         return new Rule(name, algorithm, limit, window, burst, newCost, failurePolicy, fallbackLimit, maxDelay, dryRun,
-                plan, sync);
+                plan, sync, calendar);
     }
 
     /** This rule as a shadow rule (or not). */
     public Rule withDryRun(boolean shadow) {
         return shadow == dryRun ? this : new Rule(name, algorithm, limit, window, burst, cost, failurePolicy,
-                fallbackLimit, maxDelay, shadow, plan, sync);
+                fallbackLimit, maxDelay, shadow, plan, sync, calendar);
     }
 
     /** The backstop's burst: the rule's, scaled by fallback-limit / limit, at least 1. */
@@ -252,6 +280,8 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         private boolean dryRun;
         private String plan;
         private Duration sync = Duration.ZERO;
+        private ZoneId zone;
+        private Period months;
 
         private Builder(String name) {
             this.name = name;
@@ -269,9 +299,55 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             return this;
         }
 
-        /** Required. */
+        /**
+         * Required. With a {@link #calendar(ZoneId) calendar}: whole hours that divide a day, days, or
+         * weeks (a multiple of 7 days: from Monday 00:00).
+         */
         public Builder window(Duration window) {
             this.window = window;
+            this.months = null;
+            return this;
+        }
+
+        /**
+         * A window of calendar months, weeks or days, with a {@link #calendar(ZoneId) calendar}: e.g.
+         * {@code Period.ofMonths(1)} (from the 1st, 00:00), {@code Period.ofWeeks(1)} (from Monday 00:00),
+         * {@code Period.ofDays(1)}. Months and days are not mixed.
+         */
+        public Builder window(Period window) {
+            Objects.requireNonNull(window, "window");
+            this.months = window.toTotalMonths() != 0 ? window : null;
+            this.window = window.toTotalMonths() != 0 ? null : Duration.ofDays(window.getDays());
+            if (months != null && window.getDays() != 0) {
+                throw new InvalidRuleException(name == null ? "?" : name, "window", "calendar months or days, not both;"
+                        + " got " + window);
+            }
+            return this;
+        }
+
+        /**
+         * Default none: fixed windows aligned to the epoch. A time zone: the fixed windows follow its calendar
+         * (a day from midnight there, 23 or 25 hours across a daylight-saving change; a month from the 1st).
+         * {@code fixed-window} only.
+         */
+        public Builder calendar(ZoneId zone) {
+            this.zone = zone;
+            return this;
+        }
+
+        /** The calendar windows themselves (a zone, a unit and an amount); {@code null}: none. */
+        public Builder calendar(CalendarWindows windows) {
+            if (windows == null) {
+                this.zone = null;
+                return this;
+            }
+            this.zone = windows.zone();
+            if (windows.unit() == ChronoUnit.MONTHS) {
+                this.months = Period.ofMonths(windows.amount());
+                this.window = null;
+            } else {
+                window(windows.nominal());
+            }
             return this;
         }
 
@@ -328,9 +404,24 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
 
         /** @throws InvalidRuleException naming the parameter that does not fit */
         public Rule build() {
-            if (window == null) throw new InvalidRuleException(name == null ? "?" : name, "window", "required");
-            return new Rule(name, algorithm, limit, window, burst == null ? limit : burst, cost, failurePolicy,
-                    fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync);
+            String rule = name == null ? "?" : name;
+            CalendarWindows windows = null;
+            if (zone != null) {
+                if (window == null && months == null) throw new InvalidRuleException(rule, "window", "required");
+                try {
+                    windows = months != null ? CalendarWindows.months(zone, (int) months.toTotalMonths())
+                            : CalendarWindows.of(zone, window);
+                } catch (IllegalArgumentException bad) {
+                    throw new InvalidRuleException(rule, "window", bad.getMessage());
+                }
+            } else if (months != null) {
+                throw new InvalidRuleException(rule, "window", "months (" + months + ") only with a calendar: set"
+                        + " calendar(ZoneId), or give a duration");
+            }
+            if (window == null && windows == null) throw new InvalidRuleException(rule, "window", "required");
+            return new Rule(name, algorithm, limit, windows != null ? windows.nominal() : window, burst == null ? limit : burst,
+                    cost, failurePolicy, fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync,
+                    windows);
         }
     }
 }

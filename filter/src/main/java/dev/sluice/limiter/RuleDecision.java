@@ -17,9 +17,12 @@ import java.time.Duration;
  * @param take         what this rule took from the client's state, for {@link RateLimiter#giveBack}; {@code null}
  *                     when it took nothing (denied, or the request was denied by another rule; {@link #taken()})
  * @param source       who decided
+ * @param windowMs     the length of the window decided in: the rule's window, but for a calendar rule
+ *                     ({@link Rule#calendar()}) the current calendar window's (a day of 23 hours across a
+ *                     daylight-saving change, a February of 28 days); the {@code w} of the draft RateLimit-Policy field
  */
 public record RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs,
-                           long nextMs, long delayMs, Take take, Source source) {
+                           long nextMs, long delayMs, Take take, Source source, long windowMs) {
 
     /**
      * What a rule took from a client's state, as the engine that decided recorded it: what
@@ -90,6 +93,12 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
         if (delayMs < 0) delayMs = 0;
     }
 
+    /** A decision in the rule's own window ({@link Rule#windowMillis()}). */
+    public RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs,
+                        long delayMs, Take take, Source source) {
+        this(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, take, source, rule.windowMillis());
+    }
+
     /** A decision that took nothing, or whose take is not recorded (a test double, a decision from memory). */
     public RuleDecision(Rule rule, boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs,
                         long delayMs, Source source) {
@@ -127,7 +136,7 @@ public record RuleDecision(Rule rule, boolean allowed, long remaining, long retr
     }
 
     public RuleDecision withSource(Source newSource) {
-        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, take, newSource);
+        return new RuleDecision(rule, allowed, remaining, retryAfterMs, resetMs, nextMs, delayMs, take, newSource, windowMs);
     }
 
     /** How close this rule is to its limit: the smaller, the closer. Used to pick the headers' rule. */

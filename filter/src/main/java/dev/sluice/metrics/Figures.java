@@ -7,6 +7,8 @@ import javax.management.Attribute;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
+import javax.management.openmbean.CompositeData;
+import javax.management.openmbean.TabularData;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
@@ -52,7 +54,11 @@ public final class Figures {
         System.exit(run(args, System.out, System.err));
     }
 
-    /** @return the exit status: 0 done, 1 the JVM or the instance could not be reached, 2 bad arguments */
+    /**
+     * @return the exit status: 0 done, 1 the JVM or the instance could not be reached, 2 bad arguments,
+     * 3 a {@code reload} that changed nothing because it could not ({@code refused}, {@code not applied},
+     * {@code nothing to reload}): a script can tell a refused edit from an applied one
+     */
     static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0) {
             listJvms(out);
@@ -89,7 +95,9 @@ public final class Figures {
 
     private static void listJvms(PrintStream out) {
         out.println("Java processes (give one's pid to see its Sluice figures):");
+        String self = Long.toString(ProcessHandle.current().pid());
         for (VirtualMachineDescriptor vm : VirtualMachine.list()) {
+            if (vm.id().equals(self)) continue; // this tool
             String main = vm.displayName().isBlank() ? "(no main class)" : vm.displayName().split(" ", 2)[0];
             out.printf("  %-8s %s%n", vm.id(), main);
         }
@@ -129,7 +137,7 @@ public final class Figures {
             names.sort(null);
             int width = names.stream().mapToInt(String::length).max().orElse(0);
             for (Attribute a : server.getAttributes(on, names.toArray(new String[0])).asList()) {
-                out.printf("  %-" + width + "s  %s%n", a.getName(), a.getValue());
+                out.printf("  %-" + width + "s  %s%n", a.getName(), readable(a.getValue()));
             }
         }
         return 0;
@@ -149,7 +157,29 @@ public final class Figures {
                 new String[]{String.class.getName(), String.class.getName()})
                 : server.invoke(on, name, new Object[0], new String[0]);
         out.println(answer);
-        return 0;
+        String said = String.valueOf(answer);
+        boolean undone = name.equals("reload")
+                && (said.startsWith("refused") || said.startsWith("not applied") || said.startsWith("nothing to reload"));
+        return undone ? 3 : 0;
+    }
+
+    /**
+     * An attribute's value as a line: a map attribute (an MXBean's {@code TabularData} of key and
+     * value rows, such as {@code BreakerStates}) as {@code key=value, key=value} in key order, or
+     * {@code (none)}; anything else as itself.
+     */
+    static String readable(Object value) {
+        if (value instanceof TabularData table) {
+            List<String> entries = new ArrayList<>();
+            for (Object row : table.values()) {
+                CompositeData entry = (CompositeData) row;
+                entries.add(entry.containsKey("key") && entry.containsKey("value")
+                        ? entry.get("key") + "=" + entry.get("value") : entry.values().toString());
+            }
+            entries.sort(null);
+            return entries.isEmpty() ? "(none)" : String.join(", ", entries);
+        }
+        return String.valueOf(value);
     }
 
     private static String instances(MBeanServerConnection server) throws Exception {

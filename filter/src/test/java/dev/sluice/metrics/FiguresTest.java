@@ -59,7 +59,8 @@ class FiguresTest {
         assertThat(run.status()).as(run.err()).isZero();
         assertThat(run.out()).startsWith("dev.sluice:type=RateLimiter,name=shop/sluice\n")
                 .containsPattern("\n  Allowed +2\n").containsPattern("\n  Denied +1\n")
-                .containsPattern("\n  BreakerState +NONE\n").containsPattern("\n  InstanceName +shop/sluice\n")
+                .containsPattern("\n  BreakerState +NONE\n").containsPattern("\n  BreakerStates +\\(none\\)\n")
+                .containsPattern("\n  InstanceName +shop/sluice\n")
                 .contains("dev.sluice:type=Rule,name=shop/sluice,rule=api\n").containsPattern("\n  Limit +2\n");
         assertThat(run(Long.toString(pid), "shop/sluice").out()).isEqualTo(run.out());
     }
@@ -82,6 +83,30 @@ class FiguresTest {
         assertThat(run.err()).contains("no Sluice instance named other/sluice in this JVM; it has shop/sluice");
         assertThat(run().out()).as("without arguments: the JVMs to choose from").contains(Long.toString(pid));
         assertThat(run("shop/sluice").status()).as("no pid").isEqualTo(2);
+        assertThat(run().out()).as("not this tool's own JVM").doesNotContain(" " + ProcessHandle.current().pid() + " ");
+    }
+
+    @Test
+    void aReloadThatChangesNothingBecauseItCannotExitsWithThree() throws Exception {
+        long pid = startTarget();
+        Run run = run(Long.toString(pid), "shop/sluice", "reload");
+        assertThat(run.out()).startsWith("nothing to reload");
+        assertThat(run.status()).isEqualTo(3);
+    }
+
+    @Test
+    void aMapAttributeIsOneReadableLine() throws Exception {
+        javax.management.openmbean.CompositeType row = new javax.management.openmbean.CompositeType("entry", "entry",
+                new String[]{"key", "value"}, new String[]{"key", "value"},
+                new javax.management.openmbean.OpenType<?>[]{javax.management.openmbean.SimpleType.STRING,
+                        javax.management.openmbean.SimpleType.STRING});
+        javax.management.openmbean.TabularDataSupport table = new javax.management.openmbean.TabularDataSupport(
+                new javax.management.openmbean.TabularType("map", "map", row, new String[]{"key"}));
+        table.put(new javax.management.openmbean.CompositeDataSupport(row, new String[]{"key", "value"},
+                new Object[]{"127.0.0.1:7001", "OPEN"}));
+        table.put(new javax.management.openmbean.CompositeDataSupport(row, new String[]{"key", "value"},
+                new Object[]{"127.0.0.1:7000", "CLOSED"}));
+        assertThat(Figures.readable(table)).isEqualTo("127.0.0.1:7000=CLOSED, 127.0.0.1:7001=OPEN");
     }
 
     /** The JVM {@link #startTarget} starts. */

@@ -38,7 +38,7 @@ final class ExampleWar {
         Map<String, String> params = new LinkedHashMap<>();
         params.put("redis.url", TestRedis.url());
         params.put("key-prefix", TestRedis.uniquePrefix(testName));
-        params.put("redis.timeout", "500ms"); // a shared, busy CI machine: the fleet test must not fall back
+        params.put("redis.timeout", "2s"); // a shared, busy CI machine: the fleet test must not fall back
         for (int i = 0; i + 1 < overrides.length; i += 2) {
             params.put(overrides[i], overrides[i + 1]);
         }

@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm;
 
+import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 
@@ -32,6 +33,13 @@ import dev.sluice.limiter.RuleDecision;
  * window, no request counted in the last window of either length is forgotten (never in the
  * client's favour), and a client switching between plans cannot end its count early.
  *
+ * <p><b>Calendar windows</b> ({@code rule.<r>.calendar}, {@link CalendarWindows}): the windows are
+ * those of a time zone's calendar (a day from midnight there, a month from the 1st) rather than
+ * multiples of the window since the epoch; everything else is as above, a count ending at the end of
+ * its calendar window. A change of zone or of calendar window is a change of window as above: the
+ * count lasts until its end (so nothing is forgotten), and the next count ends with the new calendar's
+ * window. The window a request falls in is computed once per window and kept ({@link #windowAt}).
+ *
  * <p><b>Giving back</b> ({@code rule.<r>.count}): the count drops by the cost while it is the count
  * the request was added to (its end has not moved), else nothing: the request then no longer counts.
  */
@@ -43,8 +51,14 @@ public final class FixedWindow extends RateAlgorithm {
         long count;
     }
 
+    /** The rule's calendar, or null for windows aligned to the epoch. */
+    private final CalendarWindows calendar;
+    /** The calendar window last asked for: most requests fall in it. */
+    private volatile CalendarWindows.Window current;
+
     FixedWindow(Rule rule) {
         super(rule);
+        this.calendar = rule.calendar();
     }
 
     @Override
@@ -63,13 +77,15 @@ public final class FixedWindow extends RateAlgorithm {
         long count = now < s.end ? s.count : 0;
         long resetNow = count > 0 ? s.end - now : 0; // nothing comes back before the count ends
         if (cost > limit) {
-            return impossible(limit - count, resetNow);
+            return inCalendar(impossible(limit - count, resetNow), now);
         }
         if (count + cost > limit) {
-            return Verdict.deny(limit - count, resetNow, s.end - now);
+            return inCalendar(Verdict.deny(limit - count, resetNow, s.end - now), now);
         }
         long end = end(s, now);
-        return Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0, end, 0, 0);
+        Verdict admit = Verdict.admit(limit - count, resetNow, resetNow, limit - count - cost, end - now, end - now, 0, end,
+                0, 0);
+        return calendar == null ? admit : admit.inWindow(windowAt(now).lengthMs());
     }
 
     @Override
@@ -99,7 +115,20 @@ public final class FixedWindow extends RateAlgorithm {
      * longer window before).
      */
     private long end(State s, long now) {
-        long windowEnd = floorDiv(now, windowMs) * windowMs + windowMs;
+        long windowEnd = calendar != null ? windowAt(now).endMs() : floorDiv(now, windowMs) * windowMs + windowMs;
         return now < s.end ? Math.max(s.end, windowEnd) : windowEnd;
+    }
+
+    private Verdict inCalendar(Verdict v, long now) {
+        return calendar == null ? v : v.inWindow(windowAt(now).lengthMs());
+    }
+
+    /** The calendar window holding {@code now}. */
+    CalendarWindows.Window windowAt(long now) {
+        CalendarWindows.Window w = current;
+        if (w == null || !w.contains(now)) {
+            current = w = calendar.windowAt(now);
+        }
+        return w;
     }
 }

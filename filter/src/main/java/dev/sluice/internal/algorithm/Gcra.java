@@ -20,7 +20,7 @@ import dev.sluice.limiter.RuleDecision;
  * period. <b>State:</b> one value, the TAT, with the limit its remainder is counted in, the latest
  * time a request took at and what was given back so far (for giving back): a Redis string of 27
  * bytes (struct {@code '<BdI7I4I7'}: tag 6, the latest time, how far the TAT is ahead of it in
- * ms x limit, limit, given back modulo 2^52).
+ * ms x limit, limit, whole ms given back modulo 2^52).
  * <b>Expiry:</b> at the TAT (the bucket is full again) plus the margin. A caller whose clock lags
  * sees the TAT further ahead, so it is stricter, never looser.
  *
@@ -43,7 +43,7 @@ public final class Gcra extends RateAlgorithm {
         long limit;
         /** The latest time a request took at. */
         long stamp;
-        /** Everything given back so far, in ms-times-limit units, modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
+        /** Everything given back so far, in whole ms (rounded up per refund), modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
         long refunded;
     }
 
@@ -171,7 +171,7 @@ public final class Gcra extends RateAlgorithm {
             return backMs < stamp ? new long[]{stamp, 0, refunded} : new long[]{backMs, Math.floorMod(back, limit), refunded};
         }
         long at = Math.max(now, stamp);
-        long bound = refundBound(take, refunded, at, limit);
+        long bound = refundBound(take, refunded, at, limit, limit);
         if (bound <= 0 || ms < at || ms == at && remainder == 0) {
             return new long[]{ms, remainder, refunded}; // nothing to give: the bucket is full, or would have been
         }
@@ -184,7 +184,7 @@ public final class Gcra extends RateAlgorithm {
             backMs = at;
             backRemainder = 0;
         }
-        return new long[]{backMs, backRemainder, addRefund(refunded, refund)};
+        return new long[]{backMs, backRemainder, addRefund(refunded, refund, limit)};
     }
 
     @Override

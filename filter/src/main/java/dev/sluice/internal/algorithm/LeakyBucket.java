@@ -56,7 +56,7 @@ public final class LeakyBucket extends RateAlgorithm {
         long limit;
         /** The latest time a request took at. */
         long stamp;
-        /** Everything given back so far, in ms-times-limit units, modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
+        /** Everything given back so far, in whole ms (rounded up per refund), modulo {@link RateAlgorithm#REFUNDS_MODULUS}. */
         long refunded;
     }
 

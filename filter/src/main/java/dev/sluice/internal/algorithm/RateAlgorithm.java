@@ -162,30 +162,40 @@ public abstract sealed class RateAlgorithm
     }
 
     /**
-     * The buckets' refund counters (what was given back so far, in the algorithm's units) are kept
-     * modulo 2^52, where every value stays exact in the script's doubles; only differences over one
-     * request's lifetime are ever read, far below 2^51.
+     * The buckets' refund counters (what was given back so far) are kept modulo 2^52, where every
+     * value stays exact in the script's doubles; only differences over one request's lifetime are
+     * ever read, far below 2^51. They count in the unit the state keeps across a change of figures,
+     * rounded up per refund: whole tokens for the token bucket (its units are rescaled when the
+     * window changes), whole milliseconds for GCRA and the leaky bucket (rescaled when the limit
+     * changes). Counted in the state's units, a refund made under other figures than a later
+     * give-back's would be read in the wrong units: a refund of a short window's units is almost
+     * nothing in a long window's, and the later give-back could leave the client better off than if
+     * its request had never happened. Rounded up, a refund only ever lowers later bounds more.
      */
     static final long REFUNDS_MODULUS = 1L << 52;
 
-    /** {@code refunded + refund}, modulo {@link #REFUNDS_MODULUS}. */
-    static long addRefund(long refunded, long refund) {
-        return (refunded + refund) & (REFUNDS_MODULUS - 1);
+    /** {@code refunded} plus {@code refund} of the algorithm's units counted in whole {@code unit}s, rounded up, modulo {@link #REFUNDS_MODULUS}. */
+    static long addRefund(long refunded, long refund, long unit) {
+        return (refunded + ceilDiv(refund, unit)) & (REFUNDS_MODULUS - 1);
     }
 
     /**
      * The most a bucket may regain, at {@code at}, for a request whose decision returned
      * {@code take}: what refills between {@code at} and the moment the bucket the request left would
      * have been full had nothing else been taken, less what was given back since the request was
-     * taken ({@code refunded} less {@code take.givenBack()}: each refund brings that moment closer).
-     * In the algorithm's units; 0 or less: nothing.
+     * taken ({@code refunded} less {@code take.givenBack()}, in whole {@code unit}s of the algorithm's
+     * units: each refund brings that moment closer). In the algorithm's units; 0 or less: nothing.
      */
-    static long refundBound(RuleDecision.Take take, long refunded, long at, long limit) {
+    static long refundBound(RuleDecision.Take take, long refunded, long at, long limit, long unit) {
         if (take.ms() < at) {
             return 0; // the bucket would have been full before now
         }
         long since = (refunded - take.givenBack()) & (REFUNDS_MODULUS - 1);
-        return (take.ms() - at) * limit + take.fraction() - since;
+        long ahead = (take.ms() - at) * limit + take.fraction();
+        if (since > ahead / unit) {
+            return 0; // given back since at least as much as the take could ever regain (and no overflow below)
+        }
+        return ahead - since * unit;
     }
 
     /** The request can never be admitted: see the class comment. */

@@ -22,8 +22,8 @@ import java.math.BigInteger;
  * once after an idle period. Equivalent to {@link Gcra}, which keeps one number instead of two.
  *
  * <p><b>State:</b> the scaled tokens, the time they were counted, the window that scales them and
- * what was given back so far (modulo 2^52), one Redis string of 28 bytes (struct
- * {@code '<BI7I6I7I7'}: tag 4, tokens x windowMs, ms, windowMs, given back). The
+ * what was given back so far (whole tokens, rounded up per refund, modulo 2^52), one Redis string of 28 bytes (struct
+ * {@code '<BI7I6I7I7'}: tag 4, tokens x windowMs, ms, windowMs, tokens given back). The
  * stored time never moves backwards: a caller whose clock lags refills nothing rather than rewinding
  * it. <b>Expiry:</b> when the bucket would be full again plus the margin.
  *
@@ -129,11 +129,11 @@ public final class TokenBucket extends RateAlgorithm {
             s.scaledTokens += cost * windowMs; // untouched since the take: undone
             return;
         }
-        long bound = refundBound(take, s.refunded, Math.max(now, s.stamp), limit);
+        long bound = refundBound(take, s.refunded, Math.max(now, s.stamp), limit, windowMs);
         if (bound > 0) {
             long refund = Math.min(cost * windowMs, bound);
             s.scaledTokens += refund;
-            s.refunded = addRefund(s.refunded, refund);
+            s.refunded = addRefund(s.refunded, refund, windowMs);
         }
     }
 

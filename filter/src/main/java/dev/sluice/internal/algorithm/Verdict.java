@@ -23,11 +23,14 @@ public final class Verdict {
     private final long takenMs;
     private final long takenFraction;
     private final long takenGivenBack;
+    /** The length of the window decided in, for a calendar rule; 0: the rule's window. */
+    private final long windowMs;
 
     private Verdict(boolean allowed, long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter,
                     long resetAfterMs, long nextAfterMs, long delayMs, long retryAfterMs, long takenMs, long takenFraction,
-                    long takenGivenBack) {
+                    long takenGivenBack, long windowMs) {
         this.allowed = allowed;
+        this.windowMs = windowMs;
         this.remainingNow = remainingNow;
         this.resetNowMs = resetNowMs;
         this.nextNowMs = nextNowMs;
@@ -49,11 +52,17 @@ public final class Verdict {
     static Verdict admit(long remainingNow, long resetNowMs, long nextNowMs, long remainingAfter, long resetAfterMs,
                          long nextAfterMs, long delayMs, long takenMs, long takenFraction, long takenGivenBack) {
         return new Verdict(true, remainingNow, resetNowMs, nextNowMs, remainingAfter, resetAfterMs, nextAfterMs, delayMs, 0,
-                takenMs, takenFraction, takenGivenBack);
+                takenMs, takenFraction, takenGivenBack, 0);
     }
 
     static Verdict deny(long remainingNow, long resetNowMs, long retryAfterMs) {
-        return new Verdict(false, remainingNow, resetNowMs, retryAfterMs, 0, 0, 0, 0, retryAfterMs, 0, 0, 0);
+        return new Verdict(false, remainingNow, resetNowMs, retryAfterMs, 0, 0, 0, 0, retryAfterMs, 0, 0, 0, 0);
+    }
+
+    /** This verdict, decided in a calendar window of {@code lengthMs} (the rule's window varies). */
+    Verdict inWindow(long lengthMs) {
+        return new Verdict(allowed, remainingNow, resetNowMs, nextNowMs, remainingAfter, resetAfterMs, nextAfterMs, delayMs,
+                retryAfterMs, takenMs, takenFraction, takenGivenBack, lengthMs);
     }
 
     /** Whether this rule admits the request. */
@@ -67,11 +76,13 @@ public final class Verdict {
      * @param taken whether the request was admitted by all its rules, so this rule took its cost
      */
     public RuleDecision decision(Rule rule, boolean taken, RuleDecision.Source source) {
+        long window = windowMs != 0 ? windowMs : rule.windowMillis();
         if (taken) {
             return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, nextAfterMs, delayMs,
-                    new RuleDecision.Take(takenMs, takenFraction, takenGivenBack), source);
+                    new RuleDecision.Take(takenMs, takenFraction, takenGivenBack), source, window);
         }
-        return new RuleDecision(rule, allowed, remainingNow, allowed ? 0 : retryAfterMs, resetNowMs, nextNowMs, 0, source);
+        return new RuleDecision(rule, allowed, remainingNow, allowed ? 0 : retryAfterMs, resetNowMs, nextNowMs, 0, null,
+                source, window);
     }
 
     @Override

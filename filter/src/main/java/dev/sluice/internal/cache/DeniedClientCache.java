@@ -328,8 +328,8 @@ public final class DeniedClientCache implements RateLimiter {
                 long reset = Math.max(retry, r.resetMs() - elapsedMs);
                 // an allowed rule's time until more quota: shortened too, but a full quota stays full (0)
                 long next = r.allowed() ? Math.max(Math.min(1, r.nextMs()), r.nextMs() - elapsedMs) : retry;
-                out.add(new RuleDecision(r.rule(), r.allowed(), r.remaining(), retry, reset, next, r.delayMs(),
-                        RuleDecision.Source.CACHE));
+                out.add(new RuleDecision(r.rule(), r.allowed(), r.remaining(), retry, reset, next, r.delayMs(), null,
+                        RuleDecision.Source.CACHE, r.windowMs()));
             }
             return Decision.of(out);
         }

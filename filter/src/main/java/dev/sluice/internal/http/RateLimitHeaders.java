@@ -48,7 +48,12 @@ public final class RateLimitHeaders {
 
     /** The policy list member of a rule, e.g. {@code "api";q=100;w=60}; computed once per rule at init. */
     public static String policyItem(Rule rule) {
-        return '"' + rule.name() + "\";q=" + rule.limit() + ";w=" + ceilSeconds(rule.windowMillis());
+        return policyItem(rule, rule.windowMillis());
+    }
+
+    /** The policy list member of a rule decided in a window of {@code windowMs} (a calendar rule's current window). */
+    public static String policyItem(Rule rule, long windowMs) {
+        return '"' + rule.name() + "\";q=" + rule.limit() + ";w=" + ceilSeconds(windowMs);
     }
 
     /**

@@ -6,12 +6,15 @@ import dev.sluice.key.ClientKey;
 import dev.sluice.internal.failover.PartialFailure;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.io.IOException;
@@ -22,11 +25,13 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -63,6 +68,14 @@ import java.util.regex.Pattern;
  * the fleet. {@code false}: the caller passes {@code clock.millis()}; states never move back in
  * time, so a lagging instance cannot mint tokens.
  *
+ * <p><b>Calendar windows.</b> A calendar rule's windows ({@link CalendarWindows}) come from its
+ * zone's rules, which the script does not have: the engine sends, with the rule, the boundaries of
+ * the previous, current and next window around its estimate of the script's clock (the instance's
+ * clock, corrected by how far Redis's {@code TIME} was from it at the last reply), computed once per
+ * window; the script counts in the one that holds its time. When that time is outside them (a clock
+ * far from Redis's, before the first reply), the rule decides at the estimate instead, and the engine
+ * logs it (at most once a minute).
+ *
  * <p><b>Failures.</b> Connection failures, timeouts and Redis refusing to run the script (OOM,
  * READONLY, LOADING, BUSY...) surface as {@link LimiterUnavailableException}, flagged as a
  * timeout when a socket read timed out or no pooled connection came in time.
@@ -82,6 +95,10 @@ public final class RedisEngine implements RateLimiter {
     private static final int COST_OFFSET = RULE_BYTES - 8;
     /** A give-back's rule is followed by what its decision took: taken ms, fraction, given back (doubles). */
     private static final int TAKEN_BYTES = 3 * 8;
+    /** A calendar rule's are then followed by the time its windows were computed around and their boundaries (doubles). */
+    private static final int CALENDAR_BYTES = 5 * 8;
+    private static final long LOG_INTERVAL_MS = 60_000;
+    private static final Logger log = LoggerFactory.getLogger(RedisEngine.class);
     /** "Read Redis's TIME" in place of the time. */
     private static final double REDIS_TIME = -1;
     /**
@@ -104,6 +121,9 @@ public final class RedisEngine implements RateLimiter {
     private final Clock clock;
     private final boolean cluster;
     private final RuleCache<RulePlan> plans;
+    /** How far Redis's {@code TIME} was ahead of the instance's clock at the last reply (clock=redis). */
+    private volatile long redisAhead;
+    private final AtomicLong lastClockWarning = new AtomicLong(Long.MIN_VALUE);
 
     /**
      * @param jedis      the client (standalone, Sentinel or Cluster); not closed by this engine
@@ -249,22 +269,30 @@ public final class RedisEngine implements RateLimiter {
                                     double now) {
         int n = acquisitions.size();
         RulePlan[] rulePlans = new RulePlan[n];
+        CalendarBounds[] bounds = new CalendarBounds[n];
+        long around = 0; // the time calendar rules' windows are computed around: the estimate of the script's clock
         List<byte[]> keys = new ArrayList<>(n);
         byte[] request;
         Acquisition first = acquisitions.get(0);
-        if (n == 1 && what == Call.DECIDE && redisClock && first.cost() == first.rule().cost()) {
+        if (n == 1 && what == Call.DECIDE && redisClock && first.cost() == first.rule().cost()
+                && first.rule().calendar() == null) {
             rulePlans[0] = plans.get(first.rule());
             keys.add(rulePlans[0].key(first.clientKey().value()));
             request = rulePlans[0].onRedisClock; // the common case, encoded once
         } else {
             int perRule = what == Call.GIVE_BACK ? RULE_BYTES + TAKEN_BYTES : RULE_BYTES;
-            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + perRule * n).order(ByteOrder.LITTLE_ENDIAN);
+            int calendarBytes = 0;
+            for (int i = 0; i < n; i++) {
+                // a give-back is computed with the figures its take was decided with, which identify the take
+                rulePlans[i] = plans.get(what == Call.GIVE_BACK ? taken.get(i).rule() : acquisitions.get(i).rule());
+                if (rulePlans[i].calendar != null) calendarBytes += CALENDAR_BYTES;
+            }
+            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + perRule * n + calendarBytes).order(ByteOrder.LITTLE_ENDIAN);
             packed.putDouble(now);
+            around = redisClock ? clock.millis() + redisAhead : (long) now;
             for (int i = 0; i < n; i++) {
                 Acquisition a = acquisitions.get(i);
-                // a give-back is computed with the figures its take was decided with, which identify the take
-                RulePlan plan = plans.get(what == Call.GIVE_BACK ? taken.get(i).rule() : a.rule());
-                rulePlans[i] = plan;
+                RulePlan plan = rulePlans[i];
                 keys.add(plan.key(a.clientKey().value()));
                 int o = packed.position();
                 packed.put(plan.encoded);
@@ -275,6 +303,10 @@ public final class RedisEngine implements RateLimiter {
                     packed.put(o + MODE_OFFSET, GIVE_BACK);
                     RuleDecision.Take take = taken.get(i).take();
                     packed.putDouble(take.ms()).putDouble(take.fraction()).putDouble(take.givenBack());
+                }
+                if (plan.calendar != null) {
+                    bounds[i] = plan.calendar.around(around);
+                    bounds[i].encode(packed, around);
                 }
             }
             request = packed.array();
@@ -292,6 +324,8 @@ public final class RedisEngine implements RateLimiter {
             args = List.of(request);
         }
         ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, args)).order(ByteOrder.LITTLE_ENDIAN);
+        long decidedAt = (long) reply.getDouble(reply.capacity() - 8);
+        if (redisClock) redisAhead = decidedAt - clock.millis();
         // 6 doubles per rule, more for a bucket that took: a longer reply is an admitted request
         boolean admitted = what == Call.DECIDE;
         if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
@@ -317,13 +351,33 @@ public final class RedisEngine implements RateLimiter {
                 long givenBack = isBucket(rule.algorithm()) ? (long) reply.getDouble() : 0;
                 take = new RuleDecision.Take(retryOrTaken, fraction, givenBack, ThreadLocalRandom.current().nextLong());
             }
+            long windowMs = bounds[i] == null ? rule.windowMillis() : windowOf(rule, bounds[i], decidedAt, around);
             decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay, take,
-                    RuleDecision.Source.REDIS));
+                    RuleDecision.Source.REDIS, windowMs));
         }
         if (at != null) {
             at[0] = (long) reply.getDouble();
         }
         return decisions;
+    }
+
+    /**
+     * The length of the calendar window the script decided {@code rule} in, having decided at
+     * {@code decidedAt}: the window holding that time, or when it fell outside the boundaries sent,
+     * the one holding the time they were computed around (fixed-window.lua), which is logged.
+     */
+    private long windowOf(Rule rule, CalendarBounds sent, long decidedAt, long around) {
+        if (sent.holds(decidedAt)) {
+            return sent.lengthAt(decidedAt);
+        }
+        long last = lastClockWarning.get();
+        long t = System.currentTimeMillis();
+        if ((last == Long.MIN_VALUE || t - last >= LOG_INTERVAL_MS) && lastClockWarning.compareAndSet(last, t)) {
+            log.warn("Redis's clock ({}) is outside the calendar windows this instance computed around {} for rule {}"
+                    + " ({}): decided in the window holding this instance's time; the next decisions use Redis's",
+                    Instant.ofEpochMilli(decidedAt), Instant.ofEpochMilli(around), rule.name(), rule.calendar());
+        }
+        return sent.lengthAt(around);
     }
 
     /**
@@ -449,13 +503,16 @@ public final class RedisEngine implements RateLimiter {
         final byte[] encoded;
         /** The whole ARGV[1] of a request of this rule alone, at its own cost, on Redis's clock. */
         final byte[] onRedisClock;
+        /** A calendar rule's windows, else null. */
+        final CalendarCache calendar;
 
         RulePlan(Rule rule, String keyPrefix) {
             RateAlgorithm.validate(rule);
             this.rule = rule;
+            this.calendar = rule.calendar() == null ? null : new CalendarCache(rule.calendar());
             this.keyHead = (keyPrefix + "{" + rule.name() + ":").getBytes(StandardCharsets.UTF_8);
             this.encoded = ByteBuffer.allocate(RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
-                    .put(algorithmId(rule.algorithm()))
+                    .put(rule.calendar() != null ? CALENDAR_FIXED_WINDOW : algorithmId(rule.algorithm()))
                     .put(rule.dryRun() ? SHADOW : ENFORCING)
                     .putDouble(rule.limit())
                     .putDouble(rule.windowMillis())
@@ -466,6 +523,9 @@ public final class RedisEngine implements RateLimiter {
             this.onRedisClock = ByteBuffer.allocate(NOW_BYTES + RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
                     .putDouble(REDIS_TIME).put(encoded).array();
         }
+
+        /** The script's number of a fixed-window rule on a calendar, whose boundaries follow it (fixed-window.lua). */
+        private static final byte CALENDAR_FIXED_WINDOW = 0;
 
         /** The script's number of an algorithm (decide.lua). */
         private static byte algorithmId(Algorithm algorithm) {
@@ -486,6 +546,43 @@ public final class RedisEngine implements RateLimiter {
             System.arraycopy(client, 0, key, keyHead.length, client.length);
             key[key.length - 1] = '}';
             return key;
+        }
+    }
+
+    /** The boundaries sent with a calendar rule: its previous, current and next window, {@code b0 < b1 < b2 < b3}. */
+    record CalendarBounds(long b0, long b1, long b2, long b3) {
+        boolean holds(long t) {
+            return t >= b0 && t < b3;
+        }
+
+        long lengthAt(long t) {
+            return t < b1 ? b1 - b0 : t < b2 ? b2 - b1 : b3 - b2;
+        }
+
+        /** Its part of ARGV[1] (fixed-window.lua): the time the windows are around, then the boundaries. */
+        void encode(ByteBuffer packed, long around) {
+            packed.putDouble(around).putDouble(b0).putDouble(b1).putDouble(b2).putDouble(b3);
+        }
+    }
+
+    /** A calendar rule's boundaries, computed once per window (its zone's rules are not free to ask). */
+    static final class CalendarCache {
+        private final CalendarWindows windows;
+        private volatile CalendarBounds current;
+
+        CalendarCache(CalendarWindows windows) {
+            this.windows = windows;
+        }
+
+        /** The boundaries around {@code t}: {@code t} is in the current window. */
+        CalendarBounds around(long t) {
+            CalendarBounds c = current;
+            if (c == null || t < c.b1() || t >= c.b2()) {
+                CalendarWindows.Window now = windows.windowAt(t);
+                CalendarWindows.Window before = windows.windowAt(now.startMs() - 1);
+                current = c = new CalendarBounds(before.startMs(), now.startMs(), now.endMs(), windows.nextStart(now.endMs()));
+            }
+            return c;
         }
     }
 

@@ -8,7 +8,8 @@ KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in 
 ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' per acquisition):
           now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
-          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), mode, limit, window ms,
+          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra; 0 fixed-window on a calendar,
+          whose rule is followed by its window boundaries: see fixed-window.lua), mode, limit, window ms,
           burst, max delay ms, cost; for mode 3 followed by '<ddd': taken ms, fraction, given
           back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
           nothing); 2 evaluate only (write nothing); 3 give back what the request took, then
@@ -53,6 +54,23 @@ text states) is treated as absent: that client starts afresh.
 local call, pcall = redis.call, redis.pcall
 local encode, decode, format = struct.pack, struct.unpack, string.format
 local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
+-- give-back.lua's refund counters count whole tokens (token-bucket) or whole ms (gcra, leaky-bucket), rounded up
+-- per refund, modulo 2^52: the units a state keeps across a change of figures (RateAlgorithm.addRefund).
+-- `ahead` of the algorithm's units, less what was given back since the take (`since` whole `unit`s).
+local function bound(ahead, since, unit)
+  since = since % 4503599627370496
+  if since * unit > ahead then -- inexact only far above any `ahead` (below 2^53)
+    return 0
+  end
+  return ahead - since * unit
+end
+local function counted(refunded, refund, unit)
+  local whole = (refund - refund % unit) / unit
+  if refund % unit > 0 then
+    whole = whole + 1
+  end
+  return (refunded + whole) % 4503599627370496
+end
 
 local request = ARGV[1]
 local now, pos = decode('<d', request)
@@ -84,7 +102,7 @@ for i = 1, n do
     --[[ token-bucket.lua ]]
   elseif algorithm == 6 then
     --[[ gcra.lua ]]
-  elseif algorithm == 1 then
+  elseif algorithm == 1 or algorithm == 0 then
     --[[ fixed-window.lua ]]
   elseif algorithm == 2 then
     --[[ sliding-window-counter.lua ]]

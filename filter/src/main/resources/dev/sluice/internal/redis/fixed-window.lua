@@ -5,30 +5,57 @@ the window it was counted in; PX = that end + MARGIN. Windows are aligned to the
 request counted while a count applies adds to it and extends it to the end of its own window, so
 a caller whose clock lags counts against the window already started, and a count survives a
 change of window (a plan switch, a reload) until it ends.
+Calendar windows (algorithm 0, rule.<r>.calendar): the rule is followed by '<ddddd': the time the
+instance computed them around (its estimate of Redis's clock), then four window boundaries b0 < b1
+< b2 < b3 (the previous, current and next calendar window), which the instance computes from the
+zone's rules; the request's window is the one holding `now`. When `now` is outside [b0, b3) (an
+instance's clock far from Redis's), the rule decides at the instance's time instead, so that its
+windows stay those of the zone; RedisEngine sees it from the reply's time and logs it.
 ]]
+local at, window_end = now, nil -- when this rule decides, the end of its window
+if algorithm == 0 then
+  local around, b0, b1, b2, b3
+  around, b0, b1, b2, b3, pos = decode('<ddddd', request, pos)
+  if now < b0 or now >= b3 then
+    at = around
+  end
+  if at < b1 then
+    window_end = b1
+  elseif at < b2 then
+    window_end = b2
+  else
+    window_end = b3
+  end
+else
+  window_end = now - now % window + window
+end
 local count, ends = 0, nil
 local stored = pcall('GET', key)
 if stored and #stored == 17 then
   local tag, stored_end, stored_count = decode('<Bdd', stored)
-  if tag == 1 and now < stored_end then
+  if tag == 1 and at < stored_end then
     count, ends = stored_count, stored_end
   end
 end
 remaining_now, reset_now = limit - count, 0
 if count > 0 then
-  reset_now = ends - now
+  reset_now = ends - at
 end
 next_now = reset_now -- nothing comes back before the count ends
 if cost > limit then
   admits, retry = false, window
 elseif count + cost > limit then
-  admits, retry = false, ends - now
+  admits, retry = false, ends - at
 else
-  local after = now - now % window + window -- the end of this request's window
+  local after = window_end -- the end of this request's window
   if ends and ends > after then
     after = ends
   end
-  after = after - now
+  after = after - at
   admits, remaining_after, reset_after, next_after, delay = true, limit - count - cost, after, after, 0
-  state, ttl, taken_ms, taken_fraction = encode('<Bdd', 1, now + after, count + cost), after + MARGIN, now + after, 0
+  ttl = at + after - now + MARGIN -- the count's end on Redis's clock, also when `at` is the instance's
+  if ttl < MARGIN then
+    ttl = MARGIN
+  end
+  state, taken_ms, taken_fraction = encode('<Bdd', 1, at + after, count + cost), at + after, 0
 end

@@ -57,8 +57,8 @@ elseif algorithm == 3 then
   end
 else
   local stored = pcall('GET', key)
-  if algorithm == 1 then
-    -- fixed-window: the count drops by the cost while it ends where the request left it
+  if algorithm == 1 or algorithm == 0 then
+    -- fixed-window (0: on a calendar): the count drops by the cost while it ends where the request left it
     if stored and #stored == 17 then
       local tag, ends, count = decode('<Bdd', stored)
       if tag == 1 and ends == taken_ms and count > 0 then
@@ -94,13 +94,13 @@ else
         else
           local at = stamp > now and stamp or now
           if taken_ms >= at then
-            refund = (taken_ms - at) * limit + taken_fraction - (refunded - taken_given) % 4503599627370496
+            refund = bound((taken_ms - at) * limit + taken_fraction, refunded - taken_given, window)
             if refund > cost * window then
               refund = cost * window
             end
           end
           if refund > 0 then
-            units, refunded = units + refund, (refunded + refund) % 4503599627370496
+            units, refunded = units + refund, counted(refunded, refund, window)
           end
         end
         call('SETRANGE', key, 0, encode('<BI7I6I7I7', 4, units, stamp, scale, refunded))
@@ -126,7 +126,7 @@ else
           local at = stamp > now and stamp or now
           local refund = 0
           if taken_ms >= at and (ms > at or ms == at and remainder > 0) then
-            refund = (taken_ms - at) * limit + taken_fraction - (refunded - taken_given) % 4503599627370496
+            refund = bound((taken_ms - at) * limit + taken_fraction, refunded - taken_given, limit)
             if refund > cost * window then
               refund = cost * window
             end
@@ -138,7 +138,7 @@ else
             if back_ms < at then -- never before now: what comes back is what the lead held
               refund, back_ms, back_remainder = (ms - at) * limit + remainder, at, 0
             end
-            refunded = (refunded + refund) % 4503599627370496
+            refunded = counted(refunded, refund, limit)
           end
         end
         if back_ms then

@@ -11,14 +11,15 @@ import java.util.function.LongPredicate;
  * (the time until remaining grows) by searching for the first millisecond at which the predicate
  * holds (each only ever becomes true as time passes without requests, so the search may bisect).
  * Next is 0 when remaining never grows by waiting (it is already what a fresh state has), and the
- * retry-after for a denying rule.
+ * retry-after for a denying rule. The window is the rule's, or for a calendar rule the length of the
+ * calendar window holding {@code now} ({@link CalendarModel}).
  */
-record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs, long delayMs) {
+record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs, long delayMs, long windowMs) {
 
     /** The figures of a rule that took a request's cost from {@code m} (already applied). */
     static Figures taken(Model m, Rule r, long now, long delay) {
         long remaining = remaining(m, r, now);
-        return new Figures(true, remaining, 0, reset(m, r, now), next(m, r, now, remaining), delay);
+        return new Figures(true, remaining, 0, reset(m, r, now), next(m, r, now, remaining), delay, windowMs(r, now));
     }
 
     /** The figures of a rule that took nothing: it denies {@code cost}, or another rule denied the request. */
@@ -26,7 +27,14 @@ record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs,
         boolean allowed = m.admits(r, now, cost);
         long retry = allowed ? 0 : cost > r.capacity() ? r.windowMillis() : firstMs(now, t -> m.admits(r, t, cost));
         long remaining = remaining(m, r, now);
-        return new Figures(allowed, remaining, retry, reset(m, r, now), allowed ? next(m, r, now, remaining) : retry, 0);
+        return new Figures(allowed, remaining, retry, reset(m, r, now), allowed ? next(m, r, now, remaining) : retry, 0,
+                windowMs(r, now));
+    }
+
+    private static long windowMs(Rule r, long now) {
+        if (r.calendar() == null) return r.windowMillis();
+        long[] w = CalendarModel.window(r.calendar(), now);
+        return w[1] - w[0];
     }
 
     /** How many cost-1 requests at {@code now} would be admitted one after another: the largest k with {@link #admitsOneMore}. */

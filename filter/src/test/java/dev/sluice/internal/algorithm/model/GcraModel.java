@@ -12,7 +12,7 @@ final class GcraModel extends Model {
 
     private Ratio tat; // null: never seen
     private long stamp; // the latest time a request took at
-    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms, each rounded up to whole ms
     private long limit; // the limit the TAT was written under
 
     private Ratio base(Rule r, long now) {
@@ -53,7 +53,7 @@ final class GcraModel extends Model {
         if (refunded.compareTo(t[1]) < 0) return;
         Ratio before = tat;
         tat = givenBack(tat, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), interval(r).times(cost));
-        refunded = refunded.plus(before.minus(tat));
+        refunded = refunded.plus(Ratio.of(before.minus(tat).ceil())); // the engines count whole ms, rounded up
     }
 
     /**

@@ -13,7 +13,7 @@ final class LeakyBucketModel extends Model {
 
     private Ratio next; // null: never seen
     private long stamp; // the latest time a request took at
-    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far, in ms, each rounded up to whole ms
     private long limit; // the limit the slot was written under
 
     private Ratio queued(Rule r, long now) {
@@ -54,7 +54,7 @@ final class LeakyBucketModel extends Model {
         if (refunded.compareTo(t[1]) < 0) return;
         Ratio before = next;
         next = GcraModel.givenBack(next, t[0].minus(refunded.minus(t[1])), Math.max(now, stamp), slot(r).times(cost));
-        refunded = refunded.plus(before.minus(next));
+        refunded = refunded.plus(Ratio.of(before.minus(next).ceil())); // the engines count whole ms, rounded up
     }
 
     @Override

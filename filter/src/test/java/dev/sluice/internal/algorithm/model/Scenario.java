@@ -9,6 +9,9 @@ import dev.sluice.limiter.Rule;
 import dev.sluice.testing.ManualClock;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.Period;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -162,6 +165,97 @@ final class Scenario {
         return s;
     }
 
+    /** Zones of every kind of calendar: two daylight-saving changes a year (north, south), half and quarter hours, none. */
+    static final String[] ZONES = {"Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe",
+            "Asia/Kathmandu", "America/Santiago", "UTC"};
+
+    /**
+     * A scenario of calendar rules ({@code fixed-window} with {@code calendar}: hours, days, weeks, months in
+     * {@link #ZONES}), from 2026 to 2028, its requests crowding around the windows' boundaries (the last and
+     * first milliseconds of a window, across daylight-saving changes and month ends). With
+     * {@code changingFigures}, a rule's figures change now and then (a reload) or differ per request (plans):
+     * another zone, another calendar window, or windows aligned to the epoch; then time never lags.
+     */
+    static Scenario generateCalendar(long seed, int maxRules, int maxSteps, boolean changingFigures) {
+        Random rnd = new Random(seed);
+        Scenario s = new Scenario(seed);
+        int ruleCount = 1 + rnd.nextInt(maxRules);
+        List<List<Rule>> figures = new ArrayList<>();
+        for (int i = 0; i < ruleCount; i++) {
+            boolean shadow = rnd.nextInt(4) == 0;
+            List<Rule> sets = new ArrayList<>();
+            int count = changingFigures ? 2 + rnd.nextInt(2) : 1;
+            for (int f = 0; f < count; f++) {
+                Rule r = f > 0 && rnd.nextInt(4) == 0 ? rule("r" + i, Algorithm.FIXED_WINDOW, rnd) : calendarRule("r" + i, rnd);
+                sets.add(r.withDryRun(shadow));
+                s.rules.add(sets.get(f));
+            }
+            figures.add(sets);
+        }
+        int[] current = new int[ruleCount];
+        int clients = 1 + rnd.nextInt(3);
+        long from = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
+        long latest = nearABoundary(figures.get(0).get(0), from + (long) (rnd.nextDouble() * 2 * 365 * 86_400_000L), rnd);
+        int stepCount = 5 + rnd.nextInt(maxSteps - 4);
+        for (int i = 0; i < stepCount; i++) {
+            long now;
+            int kind = rnd.nextInt(100);
+            if (kind < 10 && i > 0 && !changingFigures) {
+                now = latest - rnd.nextLong(MAX_LAG_MS + 1);
+            } else {
+                if (kind < 30) now = latest;
+                else if (kind < 50) now = latest + 1 + rnd.nextInt(5);
+                else if (kind < 65) now = latest + rnd.nextInt(2_000);
+                else if (kind < 85) now = nearABoundary(figures.get(rnd.nextInt(ruleCount)).get(0), latest, rnd);
+                else if (kind < 95) now = latest + rnd.nextInt(3_600_000);
+                else now = latest + rnd.nextLong(3 * 86_400_000L);
+                now = Math.max(now, latest);
+                latest = now;
+            }
+            if (i > 0 && rnd.nextInt(100) < 12 && !s.steps.get(i - 1).isGiveBack()) {
+                Step request = s.steps.get(i - 1); // its response did not count (rule.<r>.count): given back
+                int[] all = new int[request.acquisitions().size()];
+                for (int k = 0; k < all.length; k++) all[k] = k;
+                s.steps.add(new Step(now, request.acquisitions(), i - 1, all));
+                continue;
+            }
+            List<Acquisition> acquisitions = new ArrayList<>();
+            String client = "c" + rnd.nextInt(clients);
+            for (int r = 0; r < ruleCount; r++) {
+                if (acquisitions.isEmpty() && r == ruleCount - 1 || rnd.nextInt(10) < 7) {
+                    List<Rule> sets = figures.get(r);
+                    if (sets.size() > 1 && rnd.nextInt(8) == 0) current[r] = rnd.nextInt(sets.size()); // a reload
+                    Rule rule = sets.get(sets.size() > 1 && rnd.nextInt(4) == 0 ? rnd.nextInt(sets.size()) : current[r]);
+                    String who = rnd.nextInt(5) == 0 ? "c" + rnd.nextInt(clients) : client;
+                    acquisitions.add(new Acquisition(rule, ClientKey.parse(who), cost(rule, rnd)));
+                }
+            }
+            s.steps.add(new Step(now, acquisitions));
+        }
+        return s;
+    }
+
+    static Rule calendarRule(String name, Random rnd) {
+        ZoneId zone = ZoneId.of(ZONES[rnd.nextInt(ZONES.length)]);
+        Rule.Builder b = Rule.builder(name).algorithm(Algorithm.FIXED_WINDOW).limit(LIMITS[rnd.nextInt(LIMITS.length)])
+                .calendar(zone);
+        switch (rnd.nextInt(5)) {
+            case 0 -> b.window(Duration.ofHours(1));
+            case 1 -> b.window(Duration.ofHours(3));
+            case 2 -> b.window(Duration.ofDays(1));
+            case 3 -> b.window(Period.ofWeeks(1));
+            default -> b.window(Period.ofMonths(1));
+        }
+        return b.build();
+    }
+
+    /** A moment within a second and a half of the next start of one of {@code rule}'s windows after {@code t}. */
+    private static long nearABoundary(Rule rule, long t, Random rnd) {
+        long boundary = rule.calendar() != null ? rule.calendar().nextStart(t)
+                : Math.floorDiv(t, rule.windowMillis()) * rule.windowMillis() + rule.windowMillis();
+        return boundary + rnd.nextInt(3_000) - 1_500;
+    }
+
     static Rule rule(String name, Algorithm algorithm, Random rnd) {
         long limit = LIMITS[rnd.nextInt(LIMITS.length)];
         long window = WINDOWS[rnd.nextInt(WINDOWS.length)];
@@ -224,7 +318,8 @@ final class Scenario {
             if (sets(r.name()).size() > 1) sb.append('#').append(sets(r.name()).indexOf(r));
             sb.append(": ").append(r.algorithm().id()).append(" limit=").append(r.limit())
                     .append(" window=").append(r.windowMillis()).append("ms burst=").append(r.burst())
-                    .append(" maxDelay=").append(r.maxDelay().toMillis()).append("ms").append(r.dryRun() ? " shadow" : "").append('\n');
+                    .append(" maxDelay=").append(r.maxDelay().toMillis()).append("ms").append(r.dryRun() ? " shadow" : "")
+                    .append(r.calendar() != null ? " calendar=" + r.calendar() : "").append('\n');
         }
         long t0 = steps.get(0).now();
         for (int i = 0; i <= last && i < steps.size(); i++) {

@@ -13,7 +13,7 @@ final class TokenBucketModel extends Model {
     private Ratio tokens; // null: never seen
     private long stamp;
     private long window; // the window the tokens were counted under
-    private Ratio refunded = Ratio.ZERO; // every refund given back so far
+    private Ratio refunded = Ratio.ZERO; // every refund given back so far, each rounded up to whole tokens
 
     private Ratio tokensAt(Rule r, long now) {
         if (tokens == null) return Ratio.of(r.burst());
@@ -63,7 +63,7 @@ final class TokenBucketModel extends Model {
         if (bound.compareTo(Ratio.ZERO) <= 0) return;
         Ratio refund = Ratio.of(cost).min(bound);
         tokens = tokens.plus(refund);
-        refunded = refunded.plus(refund);
+        refunded = refunded.plus(Ratio.of(refund.ceil())); // the engines count whole tokens, rounded up
     }
 
     /**

@@ -1,0 +1,116 @@
+package dev.sluice.config;
+
+import dev.sluice.limiter.CalendarWindows;
+import dev.sluice.limiter.Rule;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.ZoneId;
+import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/** {@code rule.<r>.calendar} and the calendar windows ({@code 1h}, {@code 1d}, {@code 1w}, {@code 1mo}): read, or refused naming the key. */
+class CalendarConfigTest {
+
+    private final ConfigLoader loader = new ConfigLoader(new Placeholders(k -> null, k -> null));
+
+    private static Map<String, String> daily(String... keysAndValues) {
+        Map<String, String> raw = new LinkedHashMap<>();
+        raw.put("rules", "daily");
+        raw.put("rule.daily.algorithm", "fixed-window");
+        raw.put("rule.daily.limit", "1000");
+        raw.put("rule.daily.window", "1d");
+        raw.put("rule.daily.calendar", "Europe/Berlin");
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            if (keysAndValues[i + 1] == null) raw.remove(keysAndValues[i]);
+            else raw.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return raw;
+    }
+
+    private RuleConfig load(String... keysAndValues) {
+        return loader.parse(daily(keysAndValues)).rules().get(0);
+    }
+
+    private ConfigException rejected(String... keysAndValues) {
+        ConfigException e = catchThrowableOfType(() -> loader.parse(daily(keysAndValues)), ConfigException.class);
+        assertThat(e).as("refused").isNotNull();
+        return e;
+    }
+
+    @Test
+    void aDayInBerlin() {
+        Rule rule = load().rule();
+        assertThat(rule.calendar()).isEqualTo(new CalendarWindows(ZoneId.of("Europe/Berlin"), ChronoUnit.DAYS, 1));
+        assertThat(rule.window()).isEqualTo(Duration.ofDays(1));
+    }
+
+    @Test
+    void monthsWeeksAndHours() {
+        assertThat(load("rule.daily.window", "1mo").rule().calendar())
+                .isEqualTo(CalendarWindows.months(ZoneId.of("Europe/Berlin"), 1));
+        assertThat(load("rule.daily.window", "1mo").rule().window()).as("the longest month").isEqualTo(Duration.ofDays(31));
+        assertThat(load("rule.daily.window", "1w").rule().calendar().unit()).isEqualTo(ChronoUnit.WEEKS);
+        assertThat(load("rule.daily.window", "6h", "rule.daily.calendar", "Asia/Kolkata").rule().calendar())
+                .isEqualTo(new CalendarWindows(ZoneId.of("Asia/Kolkata"), ChronoUnit.HOURS, 6));
+        assertThat(load("rule.daily.calendar", "UTC").rule().calendar().zone()).isEqualTo(ZoneId.of("UTC"));
+    }
+
+    @Test
+    void aPlanHasItsOwnCalendarWindowInTheRulesZone() {
+        RuleConfig config = load("rule.daily.plan", "attr:plan", "rule.daily.plans", "gold",
+                "rule.daily.plan.gold.limit", "100000", "rule.daily.plan.gold.window", "1mo");
+        Rule gold = config.plans().get(0).rule();
+        assertThat(gold.calendar()).isEqualTo(CalendarWindows.months(ZoneId.of("Europe/Berlin"), 1));
+        assertThat(gold.limit()).isEqualTo(100_000);
+        ConfigException e = rejected("rule.daily.plan", "attr:plan", "rule.daily.plans", "gold",
+                "rule.daily.plan.gold.limit", "10", "rule.daily.plan.gold.window", "90m");
+        assertThat(e.key()).isEqualTo("rule.daily.plan.gold.window");
+        assertThat(e).hasMessageContaining("whole hours that divide a day");
+    }
+
+    @Test
+    void anUnknownZoneIsRefusedNamingTheKeyWithAHint() {
+        ConfigException e = rejected("rule.daily.calendar", "Europe/Berln");
+        assertThat(e.key()).isEqualTo("rule.daily.calendar");
+        assertThat(e).hasMessageContaining("'Europe/Berln'").hasMessageContaining("Europe/Berlin or America/New_York");
+        assertThat(rejected("rule.daily.calendar", "europe/berlin")).hasMessageContaining("did you mean Europe/Berlin?");
+    }
+
+    @Test
+    void onlyFixedWindowHasACalendar() {
+        ConfigException e = rejected("rule.daily.algorithm", "token-bucket");
+        assertThat(e.key()).isEqualTo("rule.daily.calendar");
+        assertThat(e).hasMessageContaining("only for fixed-window");
+        assertThat(rejected("rule.daily.algorithm", "sliding-window-counter").key()).isEqualTo("rule.daily.calendar");
+    }
+
+    @Test
+    void theApproximateModeHasNoCalendar() {
+        ConfigException e = rejected("rule.daily.sync", "1s");
+        assertThat(e.key()).isEqualTo("rule.daily.calendar");
+        assertThat(e).hasMessageContaining("not with sync");
+    }
+
+    @Test
+    void weeksAndMonthsNeedACalendar() {
+        ConfigException e = rejected("rule.daily.calendar", null, "rule.daily.window", "1mo");
+        assertThat(e.key()).isEqualTo("rule.daily.window");
+        assertThat(e).hasMessageContaining("w and mo (calendar weeks and months) only").hasMessageContaining("rule.<name>.calendar");
+        assertThat(rejected("rule.daily.calendar", null, "rule.daily.window", "1w").key()).isEqualTo("rule.daily.window");
+    }
+
+    @Test
+    void aCalendarWindowIsWholeHoursThatDivideADayDaysWeeksOrMonthsThatDivideAYear() {
+        for (String bad : new String[] {"30m", "5h", "36h", "5mo", "90s"}) {
+            ConfigException e = rejected("rule.daily.window", bad);
+            assertThat(e.key()).as(bad).isEqualTo("rule.daily.window");
+            assertThat(e).as(bad).hasMessageContaining("with a calendar: whole hours");
+        }
+        assertThat(rejected("rule.daily.window", null).key()).isEqualTo("rule.daily.window");
+    }
+}
