@@ -28,7 +28,7 @@ class ConfigKeysDocumentationTest {
     private static final Pattern LITERAL = Pattern.compile("^`([^`]+)`");
     private static final Pattern FOLLOWS = Pattern.compile("^(?:= |the global |the rule's )`([^`]+)`");
     /** Defaults that name no value: nothing, a required value, or a value read from another key. */
-    private static final Pattern NO_VALUE = Pattern.compile("^(\\(none\\)|\\(required\\)|\\(required per plan\\)"
+    private static final Pattern NO_VALUE = Pattern.compile("^(\\(none(: [^)]+)?\\)|\\(required\\)|\\(required per plan\\)"
             + "|\\(every response\\)|from `[^`]+`)$");
 
     /** A value other than the default, for each key another key's default follows. */
