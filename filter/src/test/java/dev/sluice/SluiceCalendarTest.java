@@ -71,6 +71,37 @@ class SluiceCalendarTest {
         }
     }
 
+    /**
+     * A reload moving the rule to another zone: the count lasts until the end of the window it was
+     * counted in (Berlin's midnight), as any change of window; then New York's days apply.
+     */
+    @Test
+    void aReloadToAnotherZoneKeepsTheCountUntilItsWindowEndsThenCountsInTheNewZone() {
+        Rule berlin = Rule.builder("daily").algorithm(Algorithm.FIXED_WINDOW).limit(1).calendar(BERLIN)
+                .window(Duration.ofDays(1)).build();
+        Rule newYork = berlin.toBuilder().calendar(ZoneId.of("America/New_York")).build();
+        ManualClock clock = new ManualClock(ms("2026-12-02T23:30+01:00"));
+        String prefix = TestRedis.uniquePrefix("calendar-reload");
+        try (Sluice sluice = Sluice.builder(localClock(berlin, prefix)).clock(clock).build()) {
+            assertThat(sluice.tryAcquire("daily", "k").allowed()).isTrue();
+            sluice.reconfigure(localClock(newYork, prefix));
+            clock.set(ms("2026-12-02T23:45+01:00"));
+            Decision kept = sluice.tryAcquire("daily", "k");
+            assertThat(kept.allowed()).as("the count of Berlin's day still counts").isFalse();
+            assertThat(kept.retryAfter()).as("until midnight in Berlin, the count's end").isEqualTo(Duration.ofMinutes(15));
+            clock.set(ms("2026-12-03T00:00+01:00"));
+            Decision fresh = sluice.tryAcquire("daily", "k");
+            assertThat(fresh.allowed()).isTrue();
+            assertThat(fresh.rules().get(0).reset()).as("until midnight in New York (06:00 in Berlin)")
+                    .isEqualTo(Duration.ofHours(6));
+        }
+    }
+
+    private static SluiceConfig localClock(Rule rule, String prefix) {
+        return SluiceConfig.builder().rule(rule).redisUrl(TestRedis.url()).keyPrefix(prefix)
+                .clock(SluiceConfig.ClockSource.LOCAL).build();
+    }
+
     @Test
     void theBuilderNamesWhatDoesNotFit() {
         InvalidRuleException months = catchThrowableOfType(() -> Rule.builder("m").algorithm(Algorithm.FIXED_WINDOW)
