@@ -7,6 +7,7 @@ import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.InvalidRuleException;
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.Test;
@@ -68,6 +69,25 @@ class SluiceCalendarTest {
             assertThat(sluice.tryAcquire("daily", "k").retryAfter()).isEqualTo(Duration.ofMillis(1));
             clock.advance(1);
             assertThat(sluice.tryAcquire("daily", "k").allowed()).isTrue();
+        }
+    }
+
+    /** While Redis is away, the local backstop counts in the same calendar windows, at fallback-limit per instance. */
+    @Test
+    void theLocalBackstopCountsInTheCalendarsWindows() {
+        Rule daily = Rule.builder("daily").algorithm(Algorithm.FIXED_WINDOW).limit(100).fallbackLimit(1).calendar(BERLIN)
+                .window(Duration.ofDays(1)).build();
+        ManualClock clock = new ManualClock(ms("2026-10-25T23:00+01:00")); // a day of 25 hours
+        SluiceConfig config = SluiceConfig.builder().rule(daily).redisUrl("redis://127.0.0.1:1")
+                .redisTimeout(Duration.ofMillis(50)).clock(SluiceConfig.ClockSource.LOCAL).build();
+        try (Sluice sluice = Sluice.builder(config).clock(clock).build()) {
+            Decision first = sluice.tryAcquire("daily", "k");
+            assertThat(first.rules().get(0).source()).isEqualTo(RuleDecision.Source.BACKSTOP);
+            assertThat(first.allowed()).isTrue();
+            assertThat(first.rules().get(0).windowMs()).isEqualTo(25 * 3_600_000L);
+            Decision second = sluice.tryAcquire("daily", "k");
+            assertThat(second.allowed()).isFalse();
+            assertThat(second.retryAfter()).as("until midnight in Berlin").isEqualTo(Duration.ofHours(1));
         }
     }
 
