@@ -90,10 +90,9 @@ class CalendarConfigTest {
     }
 
     @Test
-    void theApproximateModeHasNoCalendar() {
-        ConfigException e = rejected("rule.daily.sync", "1s");
-        assertThat(e.key()).isEqualTo("rule.daily.calendar");
-        assertThat(e).hasMessageContaining("not with sync");
+    void theApproximateModeCountsInCalendarWindowsToo() {
+        assertThat(load("rule.daily.sync", "1s").rule().syncMillis()).isEqualTo(1000);
+        assertThat(rejected("rule.daily.window", "1h", "rule.daily.sync", "31m").key()).isEqualTo("rule.daily.sync");
     }
 
     @Test
