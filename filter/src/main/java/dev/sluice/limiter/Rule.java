@@ -415,8 +415,8 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
                         + " calendar(ZoneId), or give a duration");
             }
             if (window == null && windows == null) throw new InvalidRuleException(rule, "window", "required");
-            return new Rule(name, algorithm, limit, windows != null ? windows.nominal() : window, burst == null ? limit : burst,
-                    cost, failurePolicy, fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync,
+            Duration length = windows != null ? windows.nominal() : window;
+            return new Rule(name, algorithm, limit, length, burst == null ? limit : burst, cost, failurePolicy, fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync,
                     windows);
         }
     }

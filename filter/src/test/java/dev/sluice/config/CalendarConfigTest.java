@@ -13,7 +13,10 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-/** {@code rule.<r>.calendar} and the calendar windows ({@code 1h}, {@code 1d}, {@code 1w}, {@code 1mo}): read, or refused naming the key. */
+/**
+ * {@code rule.<r>.calendar} and the calendar windows ({@code 1h}, {@code 1d}, {@code 1w}, {@code 1mo}): read, or
+ * refused naming the key.
+ */
 class CalendarConfigTest {
 
     private final ConfigLoader loader = new ConfigLoader(new Placeholders(k -> null, k -> null));
@@ -99,7 +102,8 @@ class CalendarConfigTest {
     void weeksAndMonthsNeedACalendar() {
         ConfigException e = rejected("rule.daily.calendar", null, "rule.daily.window", "1mo");
         assertThat(e.key()).isEqualTo("rule.daily.window");
-        assertThat(e).hasMessageContaining("w and mo (calendar weeks and months) only").hasMessageContaining("rule.<name>.calendar");
+        assertThat(e).hasMessageContaining("w and mo (calendar weeks and months) only")
+                .hasMessageContaining("rule.<name>.calendar");
         assertThat(rejected("rule.daily.calendar", null, "rule.daily.window", "1w").key()).isEqualTo("rule.daily.window");
     }
 

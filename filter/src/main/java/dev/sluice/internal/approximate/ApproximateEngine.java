@@ -554,7 +554,8 @@ public final class ApproximateEngine implements AutoCloseable {
     private Series seriesOf(Rule rule) {
         if (!rule.approximate()) throw new IllegalArgumentException("rule " + rule.name() + " has no sync interval");
         boolean[] created = {false};
-        Series s = series.computeIfAbsent(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()), id -> {
+        SeriesId seriesId = new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar());
+        Series s = series.computeIfAbsent(seriesId, id -> {
             created[0] = true;
             return new Series(id, rule, keyPrefix, System.nanoTime() + rule.syncMillis() * 1_000_000L);
         });

@@ -584,7 +584,8 @@ public final class RedisEngine implements RateLimiter {
             if (c == null || t < c.b1() || t >= c.b2()) {
                 CalendarWindows.Window now = windows.windowAt(t);
                 CalendarWindows.Window before = windows.windowAt(now.startMs() - 1);
-                current = c = new CalendarBounds(before.startMs(), now.startMs(), now.endMs(), windows.nextStart(now.endMs()));
+                long after = windows.nextStart(now.endMs());
+                current = c = new CalendarBounds(before.startMs(), now.startMs(), now.endMs(), after);
             }
             return c;
         }

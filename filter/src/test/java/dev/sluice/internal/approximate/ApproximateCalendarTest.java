@@ -46,6 +46,10 @@ class ApproximateCalendarTest {
         return OffsetDateTime.parse(offsetDateTime).toInstant().toEpochMilli();
     }
 
+    private static ApproximateEngine instance(ManualClock clock, String prefix, String name) {
+        return new ApproximateEngine(clock, false, new SyncScript(jedis, false), prefix, 1_000, false, () -> name);
+    }
+
     @Test
     void instancesShareACalendarDaysCountsUntilMidnightInItsZone() {
         ManualClock clock = new ManualClock(ms("2026-03-29T22:00+02:00")); // the day of the change to summer time
@@ -53,8 +57,7 @@ class ApproximateCalendarTest {
         Rule daily = Rule.builder("daily").algorithm(Algorithm.FIXED_WINDOW).limit(10).calendar(ZoneId.of("Europe/Berlin"))
                 .window(Duration.ofDays(1)).sync(Duration.ofSeconds(1)).build();
         List<Acquisition> request = List.of(new Acquisition(daily, ClientKey.parse("k")));
-        try (ApproximateEngine a = new ApproximateEngine(clock, false, new SyncScript(jedis, false), prefix, 1_000, false, () -> "a");
-             ApproximateEngine b = new ApproximateEngine(clock, false, new SyncScript(jedis, false), prefix, 1_000, false, () -> "b")) {
+        try (ApproximateEngine a = instance(clock, prefix, "a"); ApproximateEngine b = instance(clock, prefix, "b")) {
             for (int i = 0; i < 6; i++) assertThat(a.decide(request).allowed()).isTrue();
             assertThat(a.sync()).isTrue();
             assertThat(b.decide(request).allowed()).isTrue();
