@@ -7,6 +7,7 @@ import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.InvalidRuleException;
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.Test;
@@ -69,6 +70,56 @@ class SluiceCalendarTest {
             clock.advance(1);
             assertThat(sluice.tryAcquire("daily", "k").allowed()).isTrue();
         }
+    }
+
+    /** While Redis is away, the local backstop counts in the same calendar windows, at fallback-limit per instance. */
+    @Test
+    void theLocalBackstopCountsInTheCalendarsWindows() {
+        Rule daily = Rule.builder("daily").algorithm(Algorithm.FIXED_WINDOW).limit(100).fallbackLimit(1).calendar(BERLIN)
+                .window(Duration.ofDays(1)).build();
+        ManualClock clock = new ManualClock(ms("2026-10-25T23:00+01:00")); // a day of 25 hours
+        SluiceConfig config = SluiceConfig.builder().rule(daily).redisUrl("redis://127.0.0.1:1")
+                .redisTimeout(Duration.ofMillis(50)).clock(SluiceConfig.ClockSource.LOCAL).build();
+        try (Sluice sluice = Sluice.builder(config).clock(clock).build()) {
+            Decision first = sluice.tryAcquire("daily", "k");
+            assertThat(first.rules().get(0).source()).isEqualTo(RuleDecision.Source.BACKSTOP);
+            assertThat(first.allowed()).isTrue();
+            assertThat(first.rules().get(0).windowMs()).isEqualTo(25 * 3_600_000L);
+            Decision second = sluice.tryAcquire("daily", "k");
+            assertThat(second.allowed()).isFalse();
+            assertThat(second.retryAfter()).as("until midnight in Berlin").isEqualTo(Duration.ofHours(1));
+        }
+    }
+
+    /**
+     * A reload moving the rule to another zone: the count lasts until the end of the window it was
+     * counted in (Berlin's midnight), as any change of window; then New York's days apply.
+     */
+    @Test
+    void aReloadToAnotherZoneKeepsTheCountUntilItsWindowEndsThenCountsInTheNewZone() {
+        Rule berlin = Rule.builder("daily").algorithm(Algorithm.FIXED_WINDOW).limit(1).calendar(BERLIN)
+                .window(Duration.ofDays(1)).build();
+        Rule newYork = berlin.toBuilder().calendar(ZoneId.of("America/New_York")).build();
+        ManualClock clock = new ManualClock(ms("2026-12-02T23:30+01:00"));
+        String prefix = TestRedis.uniquePrefix("calendar-reload");
+        try (Sluice sluice = Sluice.builder(localClock(berlin, prefix)).clock(clock).build()) {
+            assertThat(sluice.tryAcquire("daily", "k").allowed()).isTrue();
+            sluice.reconfigure(localClock(newYork, prefix));
+            clock.set(ms("2026-12-02T23:45+01:00"));
+            Decision kept = sluice.tryAcquire("daily", "k");
+            assertThat(kept.allowed()).as("the count of Berlin's day still counts").isFalse();
+            assertThat(kept.retryAfter()).as("until midnight in Berlin, the count's end").isEqualTo(Duration.ofMinutes(15));
+            clock.set(ms("2026-12-03T00:00+01:00"));
+            Decision fresh = sluice.tryAcquire("daily", "k");
+            assertThat(fresh.allowed()).isTrue();
+            assertThat(fresh.rules().get(0).reset()).as("until midnight in New York (06:00 in Berlin)")
+                    .isEqualTo(Duration.ofHours(6));
+        }
+    }
+
+    private static SluiceConfig localClock(Rule rule, String prefix) {
+        return SluiceConfig.builder().rule(rule).redisUrl(TestRedis.url()).keyPrefix(prefix)
+                .clock(SluiceConfig.ClockSource.LOCAL).build();
     }
 
     @Test

@@ -86,10 +86,6 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
                 throw new InvalidRuleException(name, "calendar", "only for fixed-window (windows that start and end on"
                         + " the calendar); the algorithm is " + algorithm.id() + ": remove calendar or use fixed-window");
             }
-            if (sync != null && !sync.isZero()) {
-                throw new InvalidRuleException(name, "calendar", "not with sync (the approximate mode counts in windows"
-                        + " aligned to the epoch): remove sync or calendar");
-            }
             window = calendar.nominal();
         }
         count(name, "limit", limit);
@@ -419,8 +415,8 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
                         + " calendar(ZoneId), or give a duration");
             }
             if (window == null && windows == null) throw new InvalidRuleException(rule, "window", "required");
-            return new Rule(name, algorithm, limit, windows != null ? windows.nominal() : window, burst == null ? limit : burst,
-                    cost, failurePolicy, fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync,
+            Duration length = windows != null ? windows.nominal() : window;
+            return new Rule(name, algorithm, limit, length, burst == null ? limit : burst, cost, failurePolicy, fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync,
                     windows);
         }
     }

@@ -13,7 +13,10 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-/** {@code rule.<r>.calendar} and the calendar windows ({@code 1h}, {@code 1d}, {@code 1w}, {@code 1mo}): read, or refused naming the key. */
+/**
+ * {@code rule.<r>.calendar} and the calendar windows ({@code 1h}, {@code 1d}, {@code 1w}, {@code 1mo}): read, or
+ * refused naming the key.
+ */
 class CalendarConfigTest {
 
     private final ConfigLoader loader = new ConfigLoader(new Placeholders(k -> null, k -> null));
@@ -90,17 +93,17 @@ class CalendarConfigTest {
     }
 
     @Test
-    void theApproximateModeHasNoCalendar() {
-        ConfigException e = rejected("rule.daily.sync", "1s");
-        assertThat(e.key()).isEqualTo("rule.daily.calendar");
-        assertThat(e).hasMessageContaining("not with sync");
+    void theApproximateModeCountsInCalendarWindowsToo() {
+        assertThat(load("rule.daily.sync", "1s").rule().syncMillis()).isEqualTo(1000);
+        assertThat(rejected("rule.daily.window", "1h", "rule.daily.sync", "31m").key()).isEqualTo("rule.daily.sync");
     }
 
     @Test
     void weeksAndMonthsNeedACalendar() {
         ConfigException e = rejected("rule.daily.calendar", null, "rule.daily.window", "1mo");
         assertThat(e.key()).isEqualTo("rule.daily.window");
-        assertThat(e).hasMessageContaining("w and mo (calendar weeks and months) only").hasMessageContaining("rule.<name>.calendar");
+        assertThat(e).hasMessageContaining("w and mo (calendar weeks and months) only")
+                .hasMessageContaining("rule.<name>.calendar");
         assertThat(rejected("rule.daily.calendar", null, "rule.daily.window", "1w").key()).isEqualTo("rule.daily.window");
     }
 

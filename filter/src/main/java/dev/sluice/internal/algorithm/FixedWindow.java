@@ -123,6 +123,11 @@ public final class FixedWindow extends RateAlgorithm {
         return calendar == null ? v : v.inWindow(windowAt(now).lengthMs());
     }
 
+    /** The rule's calendar, or null. */
+    CalendarWindows calendar() {
+        return calendar;
+    }
+
     /** The calendar window holding {@code now}. */
     CalendarWindows.Window windowAt(long now) {
         CalendarWindows.Window w = current;

@@ -14,13 +14,15 @@ public final class WindowCounts {
     /**
      * A state of {@code algorithm}'s rule (a window algorithm) holding these counts, to decide on.
      *
-     * @param windowStart the aligned window the counts belong to (ms since the epoch)
+     * @param windowStart the aligned (or calendar) window the counts belong to (ms since the epoch)
      * @param current     tokens counted in that window
      * @param previous    tokens counted in the window before it (ignored by {@code fixed-window})
      */
     public static KeyState of(RateAlgorithm algorithm, long windowStart, long current, long previous) {
         KeyState state = algorithm.newState();
-        set(state, windowStart + algorithm.windowMs, current, previous);
+        long end = algorithm instanceof FixedWindow f && f.calendar() != null ? f.windowAt(windowStart).endMs()
+                : windowStart + algorithm.windowMs;
+        set(state, end, current, previous);
         return state;
     }
 

@@ -7,6 +7,7 @@ import dev.sluice.internal.algorithm.WindowCounts;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
@@ -314,7 +315,7 @@ public final class ApproximateEngine implements AutoCloseable {
     /** Forgets this instance's counts of one client of one rule (an operator's reset; Redis's key is deleted apart). */
     public void reset(Rule rule, ClientKey clientKey) {
         if (!rule.algorithm().isWindow() || rule.algorithm() == Algorithm.SLIDING_WINDOW_LOG) return;
-        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis()));
+        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()));
         if (s == null) return;
         KeyCounts c = s.clients.get(clientKey);
         if (c == null) return;
@@ -332,7 +333,7 @@ public final class ApproximateEngine implements AutoCloseable {
      * 0 if none.
      */
     public long largestUnsynced(Rule rule) {
-        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis()));
+        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()));
         if (s == null) return 0;
         long u = s.takeFolded();
         for (KeyCounts c : s.clients.values()) {
@@ -553,7 +554,8 @@ public final class ApproximateEngine implements AutoCloseable {
     private Series seriesOf(Rule rule) {
         if (!rule.approximate()) throw new IllegalArgumentException("rule " + rule.name() + " has no sync interval");
         boolean[] created = {false};
-        Series s = series.computeIfAbsent(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis()), id -> {
+        SeriesId seriesId = new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar());
+        Series s = series.computeIfAbsent(seriesId, id -> {
             created[0] = true;
             return new Series(id, rule, keyPrefix, System.nanoTime() + rule.syncMillis() * 1_000_000L);
         });
@@ -613,13 +615,16 @@ public final class ApproximateEngine implements AutoCloseable {
     }
 
     /** The counts of one rule's clients: one per (rule name, algorithm, window), shared by its plans of that window. */
-    private record SeriesId(String name, Algorithm algorithm, long windowMs) {
+    private record SeriesId(String name, Algorithm algorithm, long windowMs, CalendarWindows calendar) {
     }
 
     static final class Series {
         final Rule rule;
         final long windowMs;
         final Algorithm algorithm;
+        /** A calendar rule's windows ({@code fixed-window} only), else null: windows aligned to the epoch. */
+        final CalendarWindows calendar;
+        private volatile CalendarWindows.Window current;
         final byte[] keyHead;
         final ConcurrentHashMap<ClientKey, KeyCounts> clients = new ConcurrentHashMap<>();
         volatile long syncMs;
@@ -642,10 +647,30 @@ public final class ApproximateEngine implements AutoCloseable {
             this.rule = rule;
             this.windowMs = id.windowMs();
             this.algorithm = id.algorithm();
+            this.calendar = id.calendar();
             this.keyHead = (keyPrefix + "{" + id.name() + ":").getBytes(StandardCharsets.UTF_8);
             this.syncMs = rule.syncMillis();
             this.nextDueNanos = firstDueNanos;
             this.lastSnapshotNanos = System.nanoTime(); // its first counts are unsynced from now
+        }
+
+        /** The start of the window holding {@code now}: aligned to the epoch, or the calendar's. */
+        long start(long now) {
+            return calendar == null ? Math.floorDiv(now, windowMs) * windowMs : window(now).startMs();
+        }
+
+        /** The length of the window starting at {@code start}: the rule's, or that calendar window's. */
+        long length(long start) {
+            return calendar == null ? windowMs : window(start).lengthMs();
+        }
+
+        private CalendarWindows.Window window(long t) {
+            CalendarWindows.Window w = current;
+            if (w == null || !w.contains(t)) {
+                w = calendar.windowAt(t);
+                if (current == null || w.startMs() > current.startMs()) current = w; // keep the latest for decisions
+            }
+            return w;
         }
 
         /** {@code <keyPrefix>{<rule>:<client key>}}: the exact engine's key of this client. */
@@ -719,7 +744,7 @@ public final class ApproximateEngine implements AutoCloseable {
          * begun, as the exact algorithms do). Moves the pending counts to it.
          */
         long window(long now) {
-            long w = Math.floorDiv(now, series.windowMs) * series.windowMs;
+            long w = series.start(now);
             w = Math.max(w, Math.max(syncedStart, Math.max(sendingStart, pendingStart)));
             if (pendingStart != w) {
                 pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
@@ -765,8 +790,9 @@ public final class ApproximateEngine implements AutoCloseable {
         /** Whether no window this state knows of matters any more (one window after the last, two for the counter). */
         boolean expired(long now) {
             long last = Math.max(syncedStart, pendingStart);
-            long windows = series.algorithm == Algorithm.FIXED_WINDOW ? 1 : 2;
-            return last == NONE || now >= last + windows * series.windowMs;
+            if (last == NONE) return true;
+            return series.algorithm == Algorithm.FIXED_WINDOW ? now >= last + series.length(last)
+                    : now >= last + 2 * series.windowMs;
         }
 
         /** Moves the pending counts to the sync about to be sent and says what it sends. */
@@ -779,7 +805,8 @@ public final class ApproximateEngine implements AutoCloseable {
             pendingCurrent = 0;
             pendingPrevious = 0;
             if (key == null) key = series.key(clientKey);
-            return new CountExchange.Delta(key, series.algorithm, series.windowMs, sendingStart, sendingCurrent,
+            // a calendar window's own length: sync.lua names the stored window by its end less this
+            return new CountExchange.Delta(key, series.algorithm, series.length(sendingStart), sendingStart, sendingCurrent,
                     sendingPrevious);
         }
 

@@ -271,6 +271,7 @@ public final class RedisEngine implements RateLimiter {
         RulePlan[] rulePlans = new RulePlan[n];
         CalendarBounds[] bounds = new CalendarBounds[n];
         long around = 0; // the time calendar rules' windows are computed around: the estimate of the script's clock
+        boolean calendar = false;
         List<byte[]> keys = new ArrayList<>(n);
         byte[] request;
         Acquisition first = acquisitions.get(0);
@@ -285,7 +286,10 @@ public final class RedisEngine implements RateLimiter {
             for (int i = 0; i < n; i++) {
                 // a give-back is computed with the figures its take was decided with, which identify the take
                 rulePlans[i] = plans.get(what == Call.GIVE_BACK ? taken.get(i).rule() : acquisitions.get(i).rule());
-                if (rulePlans[i].calendar != null) calendarBytes += CALENDAR_BYTES;
+                if (rulePlans[i].calendar != null) {
+                    calendarBytes += CALENDAR_BYTES;
+                    calendar = true;
+                }
             }
             ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + perRule * n + calendarBytes).order(ByteOrder.LITTLE_ENDIAN);
             packed.putDouble(now);
@@ -325,7 +329,7 @@ public final class RedisEngine implements RateLimiter {
         }
         ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, args)).order(ByteOrder.LITTLE_ENDIAN);
         long decidedAt = (long) reply.getDouble(reply.capacity() - 8);
-        if (redisClock) redisAhead = decidedAt - clock.millis();
+        if (calendar && redisClock) redisAhead = decidedAt - clock.millis(); // for the next calendar call's estimate
         // 6 doubles per rule, more for a bucket that took: a longer reply is an admitted request
         boolean admitted = what == Call.DECIDE;
         if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
@@ -580,7 +584,8 @@ public final class RedisEngine implements RateLimiter {
             if (c == null || t < c.b1() || t >= c.b2()) {
                 CalendarWindows.Window now = windows.windowAt(t);
                 CalendarWindows.Window before = windows.windowAt(now.startMs() - 1);
-                current = c = new CalendarBounds(before.startMs(), now.startMs(), now.endMs(), windows.nextStart(now.endMs()));
+                long after = windows.nextStart(now.endMs());
+                current = c = new CalendarBounds(before.startMs(), now.startMs(), now.endMs(), after);
             }
             return c;
         }

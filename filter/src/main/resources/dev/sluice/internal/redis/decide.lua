@@ -9,7 +9,8 @@ ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' p
           now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
           3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra; 0 fixed-window on a calendar,
-          whose rule is followed by its window boundaries: see fixed-window.lua), mode, limit, window ms,
+          whose rule ends with its window boundaries, '<ddddd' after all else: fixed-window.lua), mode,
+          limit, window ms (a calendar's: its longest),
           burst, max delay ms, cost; for mode 3 followed by '<ddd': taken ms, fraction, given
           back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
           nothing); 2 evaluate only (write nothing); 3 give back what the request took, then

@@ -5,7 +5,8 @@ the window it was counted in; PX = that end + MARGIN. Windows are aligned to the
 request counted while a count applies adds to it and extends it to the end of its own window, so
 a caller whose clock lags counts against the window already started, and a count survives a
 change of window (a plan switch, a reload) until it ends.
-Calendar windows (algorithm 0, rule.<r>.calendar): the rule is followed by '<ddddd': the time the
+Calendar windows (algorithm 0, rule.<r>.calendar): the rule ends with '<ddddd' (after a give-back's
+taken ms, fraction, given back): the time the
 instance computed them around (its estimate of Redis's clock), then four window boundaries b0 < b1
 < b2 < b3 (the previous, current and next calendar window), which the instance computes from the
 zone's rules; the request's window is the one holding `now`. When `now` is outside [b0, b3) (an

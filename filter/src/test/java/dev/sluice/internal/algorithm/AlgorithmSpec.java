@@ -15,6 +15,9 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigInteger;
 import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.Period;
+import java.time.ZoneId;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,6 +72,25 @@ public abstract class AlgorithmSpec {
     }
 
     // ---- fixed-window ----
+
+    /** A calendar month in Berlin: the last millisecond of January counts in January, the next in February (28 days). */
+    @Test
+    void aCalendarFixedWindowEndsWithItsZonesMonth() {
+        Rule monthly = Rule.builder("monthly").algorithm(Algorithm.FIXED_WINDOW).limit(1)
+                .calendar(ZoneId.of("Europe/Berlin")).window(Period.ofMonths(1)).build();
+        long lastOfJanuary = OffsetDateTime.parse("2027-01-31T23:59:59.999+01:00").toInstant().toEpochMilli();
+        clock.set(lastOfJanuary);
+        RuleDecision january = ask(monthly, "a");
+        assertThat(january.allowed()).isTrue();
+        assertThat(january.resetMs()).isEqualTo(1);
+        assertThat(january.windowMs()).isEqualTo(31 * 86_400_000L);
+        assertThat(ask(monthly, "a").retryAfterMs()).isEqualTo(1);
+        clock.set(lastOfJanuary + 1);
+        RuleDecision february = ask(monthly, "a");
+        assertThat(february.allowed()).isTrue();
+        assertThat(february.windowMs()).isEqualTo(2_419_200_000L);
+        assertThat(february.resetMs()).isEqualTo(2_419_200_000L);
+    }
 
     @Test
     void fixedWindowAdmitsTheLimitThenDeniesUntilTheWindowEnds() {

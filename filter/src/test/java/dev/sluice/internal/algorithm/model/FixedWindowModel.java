@@ -7,7 +7,8 @@ import dev.sluice.limiter.Rule;
  * A count and when it ends. A request counted while the count applies adds to it and extends it
  * to the end of its own epoch-aligned window (so a lagging clock counts against the window
  * already started, and a count survives a change of window until it ends); otherwise counting
- * starts afresh in the request's window; a calendar rule's windows are {@link CalendarModel}'s. A give-back takes the cost off the count while it is
+ * starts afresh in the request's window; a calendar rule's windows are {@link CalendarModel}'s.
+ * A give-back takes the cost off the count while it is
  * the one the request was added to.
  */
 final class FixedWindowModel extends Model {
