@@ -102,6 +102,24 @@ public final class DelayedAdmission implements AutoCloseable {
 
     private void park(long slotNanos, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
+        if (parkUntil(slotNanos, response)) chain.doFilter(request, response);
+    }
+
+    /**
+     * Holds the calling thread until the slot {@code delayMs} from now: a request decided in the
+     * middle of a forward or include, which cannot be suspended there. Returns whether it may go on
+     * (else it has been answered, the application being undeployed).
+     */
+    public boolean holdThread(long delayMs, HttpServletResponse response) throws IOException {
+        long slotNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
+        if (closed) {
+            refuse(response, slotNanos, Reason.SHUTTING_DOWN);
+            return false;
+        }
+        return parkUntil(slotNanos, response);
+    }
+
+    private boolean parkUntil(long slotNanos, HttpServletResponse response) throws IOException {
         Thread thread = Thread.currentThread();
         Parked hold = new Parked(thread);
         holds.add(hold);
@@ -117,9 +135,9 @@ public final class DelayedAdmission implements AutoCloseable {
         }
         if (closed || thread.isInterrupted()) {
             refuse(response, slotNanos, Reason.SHUTTING_DOWN);
-        } else {
-            chain.doFilter(request, response);
+            return false;
         }
+        return true;
     }
 
     /**
