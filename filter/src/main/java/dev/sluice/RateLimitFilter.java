@@ -333,8 +333,8 @@ public class RateLimitFilter implements Filter {
         for (GiveBack later : state.firstDispatchDone()) later.settleWhenComplete(request, response);
     }
 
-    private GatedRequest gated(HttpServletRequest request, ClientRequest state) {
-        return new GatedRequest(request, (r, w, path, target) -> dispatch(state, r, w, path, target));
+    private static GatedRequest gated(HttpServletRequest request, ClientRequest state) {
+        return new GatedRequest(request, state);
     }
 
     /**
@@ -446,7 +446,7 @@ public class RateLimitFilter implements Filter {
      * attribute, so that the container's dispatch wrappers, and the filter itself on a mapping that
      * lists every dispatcher type, see the same one.
      */
-    private final class ClientRequest {
+    private final class ClientRequest implements GatedRequest.Gate {
         final Setup setup;
         /** Per binding of {@link #setup}: whether that rule has decided this request (or counted it exempt). */
         final boolean[] decided;
@@ -459,6 +459,12 @@ public class RateLimitFilter implements Filter {
         ClientRequest(Setup setup) {
             this.setup = setup;
             this.decided = new boolean[setup.bindings.length];
+        }
+
+        @Override
+        public void dispatch(HttpServletRequest request, HttpServletResponse response, String path,
+                             GatedRequest.Target target) throws IOException, ServletException {
+            RateLimitFilter.this.dispatch(this, request, response, path, target);
         }
 
         /** The client's address, resolved at the first dispatch that needs it. */
