@@ -24,8 +24,9 @@ import java.util.Deque;
  * keeps inserting its own dispatch wrappers beneath or above it.
  *
  * <p>The dispatchers of {@code ServletContext} ({@code getRequestDispatcher}, {@code getNamedDispatcher})
- * are out of any request wrapper's reach; a mapping that lists {@code FORWARD} and {@code INCLUDE}
- * covers them.
+ * are out of any request wrapper's reach, and so are those of a forwarded or included request on a
+ * container that wraps it outside this one (Jetty, whose wrapper's dispatchers are the context's);
+ * a mapping that lists {@code FORWARD} and {@code INCLUDE} covers them.
  */
 public final class GatedRequest extends HttpServletRequestWrapper {
 
