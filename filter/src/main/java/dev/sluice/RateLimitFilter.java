@@ -297,13 +297,13 @@ public class RateLimitFilter implements Filter {
             // a later dispatch of a client request this filter has seen, through a mapping that lists its type
             String path = request.getDispatcherType() == DispatcherType.INCLUDE
                     ? GatedRequest.currentPath(request) : pathWithinApplication(request);
-            HttpServletRequest next = GatedRequest.isGated(request) ? request : gated(request, seen);
+            HttpServletRequest next = GatedRequest.isGated(request) ? request : new GatedRequest(request, seen);
             dispatch(seen, request, response, path, () -> chain.doFilter(next, response));
             return;
         }
         ClientRequest state = new ClientRequest(setup); // one configuration for the whole client request
         request.setAttribute(clientRequestAttribute, state);
-        HttpServletRequest gated = gated(request, state);
+        HttpServletRequest gated = new GatedRequest(request, state);
 
         Outcome outcome = decide(state, request, response, pathWithinApplication(request));
         if (outcome instanceof Refused refused) {
@@ -322,19 +322,16 @@ public class RateLimitFilter implements Filter {
         } catch (IOException | ServletException | RuntimeException | Error failed) {
             // What the client saw: the status already sent (a client that disconnected while the
             // application wrote its answer), else the 500 the container will send.
+            List<GiveBack> later = state.firstDispatchDone();
             if (!request.isAsyncStarted()) {
                 int status = response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
                 if (giveBack != null) giveBack.settle(status);
-                for (GiveBack later : state.firstDispatchDone()) later.settle(status);
+                for (GiveBack g : later) g.settle(status);
             }
             throw failed;
         }
         if (giveBack != null) giveBack.settleWhenComplete(request, response);
         for (GiveBack later : state.firstDispatchDone()) later.settleWhenComplete(request, response);
-    }
-
-    private static GatedRequest gated(HttpServletRequest request, ClientRequest state) {
-        return new GatedRequest(request, state);
     }
 
     /**
@@ -372,7 +369,8 @@ public class RateLimitFilter implements Filter {
 
     /** Admitted (or no rule applied): what it gives back once its status is known, how long it waits for its slot. */
     private record Admitted(GiveBack giveBack, long delayMs) implements Outcome {
-        static final Admitted NO_RULE = new Admitted(null, 0);
+        /** Admitted (or no rule applied) with nothing to give back and no slot to wait for. */
+        static final Admitted AT_ONCE = new Admitted(null, 0);
     }
 
     /** Refused: the answer to send in place of the application's. */
@@ -386,11 +384,11 @@ public class RateLimitFilter implements Filter {
     private Outcome decide(ClientRequest state, HttpServletRequest request, HttpServletResponse response, String path) {
         Setup s = state.setup;
         String method = request.getMethod();
-        if (s.exclude != null && s.exclude.matches(method, path)) return Admitted.NO_RULE;
+        if (s.exclude != null && s.exclude.matches(method, path)) return Admitted.AT_ONCE;
         ClientAddress client = state.client(request);
         if (state.exempt) {
             recordExempt(state, request, method, path, client);
-            return Admitted.NO_RULE;
+            return Admitted.AT_ONCE;
         }
 
         List<Acquisition> acquisitions = null;
@@ -414,7 +412,7 @@ public class RateLimitFilter implements Filter {
             applied.add(b);
             figures.add(f);
         }
-        if (acquisitions == null) return Admitted.NO_RULE;
+        if (acquisitions == null) return Admitted.AT_ONCE;
 
         Decision decision = sluice.decide(acquisitions);
         if (!decision.unavailable() && s.headers.writes()) {
@@ -428,7 +426,7 @@ public class RateLimitFilter implements Filter {
         if (decision.allowed()) {
             if (!decision.shadowDenied().isEmpty()) logDryRun(decision);
             GiveBack giveBack = s.givesBack ? GiveBack.of(sluice, applied, acquisitions, decision) : null;
-            return giveBack == null && decision.delayMs() <= 0 ? Admitted.NO_RULE : new Admitted(giveBack, decision.delayMs());
+            return giveBack == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE : new Admitted(giveBack, decision.delayMs());
         }
         if (decision.unavailable()) {
             long retryAfter = RateLimitHeaders.retryAfterSeconds(unavailableRetryMs(decision));
