@@ -31,11 +31,13 @@ public final class RawHttp {
     }
 
     /**
-     * Sends {@code method target} to the server of {@code base} with {@code headers} (name, value
-     * pairs, written as given) and {@code body} unless null.
+     * Sends {@code method target} to the application at {@code base} (its context path, if any,
+     * goes before {@code target}, written as given) with {@code headers} (name, value pairs, written
+     * as given) and {@code body} unless null.
      */
     public static Answer send(URI base, String method, String target, String body, String... headers) {
-        StringBuilder request = new StringBuilder(method).append(' ').append(target).append(" HTTP/1.1\r\n")
+        String context = base.getRawPath() == null ? "" : base.getRawPath().replaceAll("/+$", "");
+        StringBuilder request = new StringBuilder(method).append(' ').append(context).append(target).append(" HTTP/1.1\r\n")
                 .append("Host: ").append(base.getHost()).append(':').append(base.getPort()).append("\r\n")
                 .append("Connection: close\r\n");
         for (int i = 0; i + 1 < headers.length; i += 2) request.append(headers[i]).append(": ").append(headers[i + 1]).append("\r\n");
