@@ -6,6 +6,7 @@ import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.internal.http.AsyncListenerAdapter;
 import dev.sluice.internal.http.DelayedAdmission;
+import dev.sluice.internal.http.GatedRequest;
 import dev.sluice.internal.http.QuotaExceededProblem;
 import dev.sluice.internal.http.RateLimitHeaders;
 import dev.sluice.http.RequestMatcher;
@@ -23,11 +24,13 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
@@ -36,6 +39,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -54,9 +58,11 @@ import java.util.function.UnaryOperator;
  * the application serve unlimited traffic. {@link #doFilter} only decides:
  *
  * <ol>
- *   <li>a request already counted by this filter (forward, include, error or async dispatch) passes;</li>
  *   <li>excluded paths and exempt client addresses pass;</li>
  *   <li>every rule whose {@code match} applies and whose key resolves takes part in one decision;</li>
+ *   <li>the request goes on wrapped in a {@link GatedRequest}: a forward or include through its
+ *       dispatchers is decided by the rules its target path newly matches before it goes on, as is
+ *       any later dispatch the mapping lists; each rule decides a client request once;</li>
  *   <li>allowed: the rate-limit headers, then the chain (after a leaky-bucket slot's delay, if any);</li>
  *   <li>denied: {@code status-code}, {@code Retry-After}, {@code Cache-Control: no-store}, the
  *       headers and a {@code quota-exceeded} problem body; in {@code dry-run} mode the request
@@ -75,7 +81,8 @@ public class RateLimitFilter implements Filter {
     private Clock clock = Clock.SYSTEM;
     /** The JMX instance name ({@code shop/sluice}), which every log line and thread of this filter carries. */
     private String instance;
-    private String countedAttribute;
+    /** The request attribute holding a client request's {@link ClientRequest}, for this filter instance. */
+    private String clientRequestAttribute;
     private Map<String, String> initParams;
     private ClassLoader loader;
     /** The web application's {@code ServletContext.getRealPath}, to say where the config file is; or null. */
@@ -221,7 +228,7 @@ public class RateLimitFilter implements Filter {
 
     private void start(String filterName, String jmxName, ConfigLoader.FileContent loaded) {
         SluiceConfig config = loaded.config();
-        this.countedAttribute = RateLimitFilter.class.getName() + ".counted." + filterName;
+        this.clientRequestAttribute = RateLimitFilter.class.getName() + ".request." + filterName;
         Setup prepared = new Setup(config, loader);
         Sluice created = Sluice.builder(config).clock(clock).name(jmxName).withoutStartLine().build();
         try {
@@ -286,39 +293,127 @@ public class RateLimitFilter implements Filter {
 
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
-        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
-                || request.getAttribute(countedAttribute) != null) {
+        if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
             chain.doFilter(req, res);
             return;
         }
-        request.setAttribute(countedAttribute, Boolean.TRUE);
-        Setup s = setup; // one configuration for the whole request
-
-        String method = request.getMethod();
-        String path = pathWithinApplication(request);
-        if (s.exclude != null && s.exclude.matches(method, path)) {
-            chain.doFilter(request, response);
+        if (request.getAttribute(clientRequestAttribute) instanceof ClientRequest seen) {
+            // a later dispatch of a client request this filter has seen, through a mapping that lists its type
+            String path = request.getDispatcherType() == DispatcherType.INCLUDE
+                    ? GatedRequest.currentPath(request) : pathWithinApplication(request);
+            HttpServletRequest next = GatedRequest.isGated(request) ? request : new GatedRequest(request, seen);
+            dispatch(seen, request, response, path, () -> chain.doFilter(next, response));
             return;
         }
-        ClientAddress client = null;
-        if (s.needsClientAddress) {
-            client = s.clientIps.resolve(request.getRemoteAddr(),
-                    s.readsForwardedHeader ? request.getHeaders(s.forwardedHeader) : null);
-            if (client == null) {
-                nonIpPeer(request.getRemoteAddr());
-            } else if (!s.exemptIps.isEmpty() && s.exemptIps.contains(client.address())) {
-                recordExempt(s, request, method, path, client);
-                chain.doFilter(request, response);
+        ClientRequest state = new ClientRequest(setup); // one configuration for the whole client request
+        request.setAttribute(clientRequestAttribute, state);
+        HttpServletRequest gated = new GatedRequest(request, state);
+
+        Outcome outcome = decide(state, request, response, pathWithinApplication(request));
+        if (outcome instanceof Refused refused) {
+            respond(response, refused);
+            return;
+        }
+        Admitted admitted = (Admitted) outcome;
+        GiveBack giveBack = admitted.giveBack;
+        DelayedAdmission held = delays;
+        try {
+            if (admitted.delayMs > 0 && held != null) {
+                if (!held.admitAfter(admitted.delayMs, state.setup.config.maxHeldRequests(), gated, response, chain)) {
+                    refuseHeldAtCapacity(state.setup, response, admitted.acquisitions, admitted.decision);
+                    return;
+                }
+            } else {
+                chain.doFilter(gated, response);
+            }
+        } catch (IOException | ServletException | RuntimeException | Error failed) {
+            // What the client saw: the status already sent (a client that disconnected while the
+            // application wrote its answer), else the 500 the container will send.
+            List<GiveBack> later = state.firstDispatchDone();
+            if (!request.isAsyncStarted()) {
+                int status = response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
+                if (giveBack != null) giveBack.settle(status);
+                for (GiveBack g : later) g.settle(status);
+            }
+            throw failed;
+        }
+        if (giveBack != null) giveBack.settleWhenComplete(request, response);
+        for (GiveBack later : state.firstDispatchDone()) later.settleWhenComplete(request, response);
+    }
+
+    /**
+     * A dispatch after the first (a forward or include through the gated request's dispatchers, or
+     * any dispatch the filter's mapping lists): the rules the path newly matches decide, then the
+     * target runs, or the refusal stands in its place.
+     */
+    private void dispatch(ClientRequest state, HttpServletRequest request, HttpServletResponse response, String path,
+                          GatedRequest.Target target) throws IOException, ServletException {
+        Outcome outcome = decide(state, request, response, path);
+        if (outcome instanceof Refused refused) {
+            // the container's include ignores a status and headers; the body stands in place of the target
+            if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
+            respond(response, refused);
+            return;
+        }
+        Admitted admitted = (Admitted) outcome;
+        DelayedAdmission held = delays;
+        // a dispatch cannot be suspended in the middle of the servlet that makes it: its thread waits
+        if (admitted.delayMs > 0 && held != null) {
+            DelayedAdmission.ThreadHold hold = held.holdThread(admitted.delayMs, state.setup.config.maxHeldRequests(), response);
+            if (hold == DelayedAdmission.ThreadHold.AT_CAPACITY) {
+                if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
+                refuseHeldAtCapacity(state.setup, response, admitted.acquisitions, admitted.decision);
                 return;
             }
+            if (hold == DelayedAdmission.ThreadHold.ANSWERED) return;
+        }
+        try {
+            target.run();
+        } catch (IOException | ServletException | RuntimeException | Error failed) {
+            if (admitted.giveBack != null && !request.isAsyncStarted()) {
+                admitted.giveBack.settle(response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
+            }
+            throw failed;
+        }
+        if (admitted.giveBack != null) state.settleWhenDone(admitted.giveBack, request, response);
+    }
+
+    /** What deciding one dispatch came to. */
+    private sealed interface Outcome permits Admitted, Refused {
+    }
+
+    /** Admitted (or no rule applied): what it gives back once its status is known, how long it waits for its slot. */
+    private record Admitted(GiveBack giveBack, long delayMs, List<Acquisition> acquisitions, Decision decision)
+            implements Outcome {
+        /** Admitted (or no rule applied) with nothing to give back and no slot to wait for. */
+        static final Admitted AT_ONCE = new Admitted(null, 0, null, null);
+    }
+
+    /** Refused: the answer to send in place of the application's. */
+    private record Refused(int status, long retryAfterSeconds, String body) implements Outcome {
+    }
+
+    /**
+     * The rules {@code path} matches that have not decided this client request yet decide it, in
+     * one decision; each rule decides a client request once, whatever its dispatches.
+     */
+    private Outcome decide(ClientRequest state, HttpServletRequest request, HttpServletResponse response, String path) {
+        Setup s = state.setup;
+        String method = request.getMethod();
+        if (s.exclude != null && s.exclude.matches(method, path)) return Admitted.AT_ONCE;
+        ClientAddress client = state.client(request);
+        if (state.exempt) {
+            recordExempt(state, request, method, path, client);
+            return Admitted.AT_ONCE;
         }
 
         List<Acquisition> acquisitions = null;
         List<Binding> applied = null;
         List<Figures> figures = null;
         Binding[] bindings = s.bindings;
-        for (Binding b : bindings) {
-            if (!b.matcher.matches(method, path)) continue;
+        for (int i = 0; i < bindings.length; i++) {
+            Binding b = bindings[i];
+            if (state.decided[i] || !b.matcher.matches(method, path)) continue;
             Figures f = b.figuresFor(request, client);
             if (f == null) continue; // an unlimited plan: the rule does not apply to this client
             ClientKey key = b.key.resolve(request, client);
@@ -328,14 +423,12 @@ public class RateLimitFilter implements Filter {
                 applied = new ArrayList<>(bindings.length);
                 figures = new ArrayList<>(bindings.length);
             }
+            state.decided[i] = true;
             acquisitions.add(new Acquisition(f.rule, key));
             applied.add(b);
             figures.add(f);
         }
-        if (acquisitions == null) {
-            chain.doFilter(request, response);
-            return;
-        }
+        if (acquisitions == null) return Admitted.AT_ONCE;
 
         Decision decision = sluice.decide(acquisitions);
         if (!decision.unavailable() && s.headers.writes()) {
@@ -346,40 +439,84 @@ public class RateLimitFilter implements Filter {
             }
             s.headers.write(response, decision, policyItems);
         }
-
         if (decision.allowed()) {
             if (!decision.shadowDenied().isEmpty()) logDryRun(decision);
             GiveBack giveBack = s.givesBack ? GiveBack.of(sluice, applied, acquisitions, decision) : null;
-            DelayedAdmission held = delays;
-            long delay = decision.delayMs();
-            try {
-                if (delay > 0 && held != null) {
-                    if (!held.admitAfter(delay, s.config.maxHeldRequests(), request, response, chain)) {
-                        refuseHeldAtCapacity(s, response, acquisitions, decision);
-                        return;
-                    }
-                } else {
-                    chain.doFilter(request, response);
-                }
-            } catch (IOException | ServletException | RuntimeException | Error failed) {
-                // What the client saw: the status already sent (a client that disconnected while the
-                // application wrote its answer), else the 500 the container will send.
-                if (giveBack != null && !request.isAsyncStarted()) {
-                    giveBack.settle(response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
-                }
-                throw failed;
-            }
-            if (giveBack != null) giveBack.settleWhenComplete(request, response);
-            return;
+            return giveBack == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE
+                    : new Admitted(giveBack, decision.delayMs(), acquisitions, decision);
         }
         if (decision.unavailable()) {
             long retryAfter = RateLimitHeaders.retryAfterSeconds(unavailableRetryMs(decision));
-            respond(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, retryAfter,
+            return new Refused(HttpServletResponse.SC_SERVICE_UNAVAILABLE, retryAfter,
                     QuotaExceededProblem.unavailableBody(decision, retryAfter));
-            return;
         }
         long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMs());
-        respond(response, s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
+        return new Refused(s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
+    }
+
+    /**
+     * One client request across its dispatches (forward, include, error, async): the configuration it
+     * started under, its client address (resolved once), the rules that have decided it, and what the
+     * rules decided in later dispatches give back once the first dispatch is over. A request
+     * attribute, so that the container's dispatch wrappers, and the filter itself on a mapping that
+     * lists every dispatcher type, see the same one.
+     */
+    private final class ClientRequest implements GatedRequest.Gate {
+        final Setup setup;
+        /** Per binding of {@link #setup}: whether that rule has decided this request (or counted it exempt). */
+        final boolean[] decided;
+        private boolean resolved;
+        private ClientAddress client;
+        boolean exempt;
+        private List<GiveBack> later;
+        private boolean firstDispatchDone;
+
+        ClientRequest(Setup setup) {
+            this.setup = setup;
+            this.decided = new boolean[setup.bindings.length];
+        }
+
+        @Override
+        public void dispatch(HttpServletRequest request, HttpServletResponse response, String path,
+                             GatedRequest.Target target) throws IOException, ServletException {
+            RateLimitFilter.this.dispatch(this, request, response, path, target);
+        }
+
+        /** The client's address, resolved at the first dispatch that needs it. */
+        ClientAddress client(HttpServletRequest request) {
+            if (resolved || !setup.needsClientAddress) return client;
+            resolved = true;
+            client = setup.clientIps.resolve(request.getRemoteAddr(),
+                    setup.readsForwardedHeader ? request.getHeaders(setup.forwardedHeader) : null);
+            if (client == null) {
+                nonIpPeer(request.getRemoteAddr());
+            } else {
+                exempt = !setup.exemptIps.isEmpty() && setup.exemptIps.contains(client.address());
+            }
+            return client;
+        }
+
+        /**
+         * A give-back of a later dispatch: settled by the first dispatch once the application is done
+         * with the request (an include's status is the including servlet's to set), or now if that
+         * first dispatch has already returned (a dispatch from an asynchronous cycle).
+         */
+        synchronized void settleWhenDone(GiveBack giveBack, HttpServletRequest request, HttpServletResponse response) {
+            if (firstDispatchDone) {
+                giveBack.settleWhenComplete(request, response);
+                return;
+            }
+            if (later == null) later = new ArrayList<>(2);
+            later.add(giveBack);
+        }
+
+        /** The first dispatch is over: the give-backs of its later dispatches, for it to settle. */
+        synchronized List<GiveBack> firstDispatchDone() {
+            firstDispatchDone = true;
+            List<GiveBack> mine = later == null ? List.of() : later;
+            later = null;
+            return mine;
+        }
     }
 
     /**
@@ -407,13 +544,19 @@ public class RateLimitFilter implements Filter {
 
     /**
      * An exempt client's request is limited by no rule; each rule that would have applied (as in
-     * {@link #doFilter}: its match, a plan that is not unlimited, its key) counts it as exempt.
+     * {@link #decide}: its match, a plan that is not unlimited, its key) counts it as exempt, once.
      */
-    private void recordExempt(Setup s, HttpServletRequest request, String method, String path, ClientAddress client) {
-        for (Binding b : s.bindings) {
-            if (!b.matcher.matches(method, path)) continue;
+    private void recordExempt(ClientRequest state, HttpServletRequest request, String method, String path,
+                              ClientAddress client) {
+        Binding[] bindings = state.setup.bindings;
+        for (int i = 0; i < bindings.length; i++) {
+            Binding b = bindings[i];
+            if (state.decided[i] || !b.matcher.matches(method, path)) continue;
             Figures f = b.figuresFor(request, client);
-            if (f != null && b.key.resolve(request, client) != null) sluice.recorder().recordExempt(f.rule());
+            if (f != null && b.key.resolve(request, client) != null) {
+                state.decided[i] = true;
+                sluice.recorder().recordExempt(f.rule());
+            }
         }
     }
 
@@ -523,15 +666,29 @@ public class RateLimitFilter implements Filter {
         return max;
     }
 
-    private static void respond(HttpServletResponse response, int status, long retryAfterSeconds, String body)
-            throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        response.setStatus(status);
-        response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
+    /**
+     * Sends a refusal: its status, {@code Retry-After}, {@code Cache-Control: no-store} and the
+     * problem body, through the writer if the application has taken it (a refused forward or include).
+     * Its body fills the content length it states, which closes the response (Servlet 5.6): what the
+     * application writes after a refused dispatch is not sent.
+     */
+    private static void respond(HttpServletResponse response, Refused refused) throws IOException {
+        byte[] bytes = refused.body.getBytes(StandardCharsets.UTF_8);
+        response.setStatus(refused.status);
+        response.setHeader("Retry-After", Long.toString(refused.retryAfterSeconds));
         response.setHeader("Cache-Control", "no-store");
         response.setContentType(QuotaExceededProblem.CONTENT_TYPE);
         response.setContentLength(bytes.length);
-        response.getOutputStream().write(bytes);
+        ServletOutputStream out;
+        try {
+            out = response.getOutputStream();
+        } catch (IllegalStateException writerTaken) {
+            PrintWriter writer = response.getWriter();
+            writer.write(refused.body);
+            writer.flush();
+            return;
+        }
+        out.write(bytes);
     }
 
     /** The path the {@code match} and {@code exclude} patterns see: relative to the context path, decoded. */

@@ -80,7 +80,7 @@ final class Distribution implements Container {
         if (instances < 1) throw new IllegalArgumentException(instances + " instances");
         List<Server> used = List.copyOf(servers(instances, app.environment()));
         String context = app.name().replaceAll("[^A-Za-z0-9-]", "-") + "-" + contexts.incrementAndGet();
-        Path war = ExampleWar.withInitParams(app.sluice(), Server.serversDir().resolve("wars"));
+        Path war = ExampleWar.of(app, Server.serversDir().resolve("wars"));
         List<Map<Path, Long>> marks = used.stream().map(Server::logMark).toList();
         try {
             Servers.eachInParallel(used, s -> s.deployServing(context, war));

@@ -3,13 +3,14 @@ package dev.sluice.it;
 import dev.sluice.it.support.Container;
 import dev.sluice.it.support.EveryContainer;
 import dev.sluice.it.support.LimitsPerClientContract;
+import dev.sluice.it.support.MadeUpKeysContract;
 import dev.sluice.it.support.RulePathsContract;
 
 /**
- * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract}
- * and {@link RulePathsContract}, on embedded Jetty 12.1 in the ee11 environment (Servlet 6.1).
+ * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract},
+ * {@link RulePathsContract} and {@link MadeUpKeysContract}, on embedded Jetty 12.1 in the ee11 environment (Servlet 6.1).
  */
-class ContractsEe11IT implements EveryContainer, LimitsPerClientContract, RulePathsContract {
+class ContractsEe11IT implements EveryContainer, LimitsPerClientContract, RulePathsContract, MadeUpKeysContract {
 
     private final Container container = new Embedded("Jetty 12.1 ee11 (embedded)", params -> WebApp.start(new JettyEe11(), params));
 

@@ -3,13 +3,14 @@ package dev.sluice.it;
 import dev.sluice.it.support.Container;
 import dev.sluice.it.support.EveryContainer;
 import dev.sluice.it.support.LimitsPerClientContract;
+import dev.sluice.it.support.MadeUpKeysContract;
 import dev.sluice.it.support.RulePathsContract;
 
 /**
- * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract}
- * and {@link RulePathsContract}, on embedded Apache Tomcat 11.
+ * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract},
+ * {@link RulePathsContract} and {@link MadeUpKeysContract}, on embedded Apache Tomcat 11.
  */
-class ContractsTomcatIT implements EveryContainer, LimitsPerClientContract, RulePathsContract {
+class ContractsTomcatIT implements EveryContainer, LimitsPerClientContract, RulePathsContract, MadeUpKeysContract {
 
     private final Container container = new Embedded("Tomcat 11 (embedded)", params -> TomcatWebApp.start(params));
 

@@ -3,13 +3,14 @@ package dev.sluice.it;
 import dev.sluice.it.support.Container;
 import dev.sluice.it.support.EveryContainer;
 import dev.sluice.it.support.LimitsPerClientContract;
+import dev.sluice.it.support.MadeUpKeysContract;
 import dev.sluice.it.support.RulePathsContract;
 
 /**
- * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract}
- * and {@link RulePathsContract}, on embedded Undertow 2.3, WildFly's servlet container.
+ * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract},
+ * {@link RulePathsContract} and {@link MadeUpKeysContract}, on embedded Undertow 2.3, WildFly's servlet container.
  */
-class ContractsUndertowIT implements EveryContainer, LimitsPerClientContract, RulePathsContract {
+class ContractsUndertowIT implements EveryContainer, LimitsPerClientContract, RulePathsContract, MadeUpKeysContract {
 
     private final Container container = new Embedded("Undertow 2.3 (embedded)", params -> UndertowWebApp.start(params));
 

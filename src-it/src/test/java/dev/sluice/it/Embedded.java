@@ -4,12 +4,15 @@ import dev.sluice.it.support.ConsoleLog;
 import dev.sluice.it.support.Container;
 import dev.sluice.it.support.Deployment;
 import dev.sluice.it.support.ExampleApp;
+import dev.sluice.it.support.ExampleWar;
 import dev.sluice.it.support.Http;
 
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -51,7 +54,19 @@ final class Embedded implements Container {
         Fleet fleet = new Fleet(app, ConsoleLog.record());
         try {
             app.environment().forEach((k, v) -> fleet.previous.put(k, System.setProperty(k, v)));
-            for (int i = 0; i < instances; i++) fleet.wars.add(starter.start(app.sluice()));
+            String builtWar = System.getProperty(ExampleWar.PROPERTY);
+            if (app.dispatchers() != null) {
+                // the starters deploy ExampleWar.path(): for their start, the variant with the app's mapping
+                Path dir = Files.createTempDirectory("sluice-variant-");
+                fleet.variantDir = dir;
+                System.setProperty(ExampleWar.PROPERTY, ExampleWar.variant(Map.of(), app.dispatchers(), dir).toString());
+            }
+            try {
+                for (int i = 0; i < instances; i++) fleet.wars.add(starter.start(app.sluice()));
+            } finally {
+                if (builtWar == null) System.clearProperty(ExampleWar.PROPERTY);
+                else System.setProperty(ExampleWar.PROPERTY, builtWar);
+            }
             for (DeployedWar war : fleet.wars) {
                 // Undertow (as WildFly) starts the filters at the first request, the others at deployment
                 int status = Http.get(war.uri("/health")).statusCode();
@@ -74,6 +89,8 @@ final class Embedded implements Container {
         final ConsoleLog.Recording log;
         final List<DeployedWar> wars = new ArrayList<>();
         final Map<String, String> previous = new HashMap<>();
+        /** Where the WAR with the app's own filter mapping is, if it has one. */
+        Path variantDir;
 
         Fleet(ExampleApp app, ConsoleLog.Recording log) {
             this.app = app;
@@ -131,6 +148,7 @@ final class Embedded implements Container {
                 else System.setProperty(k, v);
             });
             log.close();
+            if (variantDir != null) ExampleWar.deleteRecursively(variantDir);
             if (failed != null) throw failed;
         }
     }

@@ -229,7 +229,7 @@ final class UndertowWebApp implements DeployedWar {
     }
 
     /**
-     * {@code web.xml} into {@code info}: listeners, filters, their mappings, servlets and theirs, with
+     * {@code web.xml} into {@code info}: listeners, filters, their mappings, servlets and theirs, error pages, with
      * {@code filterParams} added to the {@code sluice} filter's init-params.
      */
     private static void readWebXml(Path webXml, DeploymentInfo info, ClassLoader loader, Map<String, String> filterParams)
@@ -268,6 +268,8 @@ final class UndertowWebApp implements DeployedWar {
                     servlets.put(name, servlet);
                 }
                 case "servlet-mapping" -> servletMappings.add(e);
+                case "error-page" -> info.addErrorPage(Servlets.errorPage(text(e, "location"),
+                        Integer.parseInt(text(e, "error-code"))));
                 case "listener" -> info.addListener(Servlets.listener(
                         loader.loadClass(text(e, "listener-class")).asSubclass(EventListener.class)));
                 default -> throw new IllegalStateException("web.xml element <" + e.getTagName()

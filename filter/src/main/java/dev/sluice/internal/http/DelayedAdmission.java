@@ -133,6 +133,38 @@ public final class DelayedAdmission implements AutoCloseable {
 
     private void park(long slotNanos, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
+        if (parkUntil(slotNanos, response)) chain.doFilter(request, response);
+    }
+
+    /** What {@link #holdThread} came to. */
+    public enum ThreadHold {
+        /** The slot has come: the request goes on. */
+        GO_ON,
+        /** Answered while it waited (the application being undeployed): nothing more to do. */
+        ANSWERED,
+        /** {@code maxHeld} requests are held already: nothing was held nor written, the caller answers. */
+        AT_CAPACITY
+    }
+
+    /**
+     * Holds the calling thread until the slot {@code delayMs} from now, unless {@code maxHeld}
+     * requests are held already: a request decided in the middle of a forward or include, which
+     * cannot be suspended there. Counted against the cap like the requests {@link #admitAfter} holds.
+     */
+    public ThreadHold holdThread(long delayMs, int maxHeld, HttpServletResponse response) throws IOException {
+        long slotNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
+        if (closed) {
+            refuse(response, slotNanos, Reason.SHUTTING_DOWN);
+            return ThreadHold.ANSWERED;
+        }
+        if (reserved.incrementAndGet() > maxHeld) {
+            reserved.decrementAndGet();
+            return ThreadHold.AT_CAPACITY;
+        }
+        return parkUntil(slotNanos, response) ? ThreadHold.GO_ON : ThreadHold.ANSWERED; // parkUntil releases it
+    }
+
+    private boolean parkUntil(long slotNanos, HttpServletResponse response) throws IOException {
         Thread thread = Thread.currentThread();
         Parked hold = new Parked(thread);
         holds.add(hold);
@@ -148,9 +180,9 @@ public final class DelayedAdmission implements AutoCloseable {
         }
         if (closed || thread.isInterrupted()) {
             refuse(response, slotNanos, Reason.SHUTTING_DOWN);
-        } else {
-            chain.doFilter(request, response);
+            return false;
         }
+        return true;
     }
 
     /**

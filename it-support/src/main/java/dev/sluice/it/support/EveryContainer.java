@@ -5,5 +5,6 @@ package dev.sluice.it.support;
  * distributions: each container's IT class implements this. A new contract goes into the
  * {@code extends} list ({@link ContainerTest} says how to write one).
  */
-public interface EveryContainer extends DeniedRequestContract, FleetContract, LeakyBucketContract, CalendarContract {
+public interface EveryContainer extends DeniedRequestContract, DispatchContract, FleetContract, HostileInputContract,
+        LeakyBucketContract, CalendarContract {
 }

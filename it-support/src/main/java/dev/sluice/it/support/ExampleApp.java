@@ -4,6 +4,7 @@ import dev.sluice.testing.TestRedis;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -20,6 +21,8 @@ import java.util.Map;
  *       {@code SLUICE_API_LIMIT}): system properties of the test JVM while an embedded deployment
  *       runs (src-it), the environment of the server processes (dist-it, which restarts them when it
  *       changes: a few seconds).</li>
+ *   <li>{@link #dispatchers()}: the dispatcher types of the {@code sluice} filter's mapping, when a
+ *       test changes them ({@link #mappedFor}).</li>
  * </ul>
  */
 public final class ExampleApp {
@@ -27,11 +30,13 @@ public final class ExampleApp {
     private final String name;
     private final Map<String, String> sluice;
     private final Map<String, String> environment;
+    private final List<String> dispatchers;
 
-    private ExampleApp(String name, Map<String, String> sluice, Map<String, String> environment) {
+    private ExampleApp(String name, Map<String, String> sluice, Map<String, String> environment, List<String> dispatchers) {
         this.name = name;
         this.sluice = Collections.unmodifiableMap(sluice);
         this.environment = Collections.unmodifiableMap(environment);
+        this.dispatchers = dispatchers;
     }
 
     /** The WAR as it is, pointed at the test Redis under a fresh key prefix; {@code name} shows in the prefix. */
@@ -40,21 +45,30 @@ public final class ExampleApp {
         sluice.put("redis.url", TestRedis.url());
         sluice.put("key-prefix", TestRedis.uniquePrefix(name));
         sluice.put("redis.timeout", "2s");
-        return new ExampleApp(name, sluice, new LinkedHashMap<>());
+        return new ExampleApp(name, sluice, new LinkedHashMap<>(), null);
     }
 
     /** A copy with these Sluice keys set (key, value, key, value, ...), e.g. {@code with("rule.api.limit", "5")}. */
     public ExampleApp with(String... keyValues) {
         Map<String, String> copy = new LinkedHashMap<>(sluice);
         putPairs(copy, keyValues);
-        return new ExampleApp(name, copy, environment);
+        return new ExampleApp(name, copy, environment, dispatchers);
     }
 
     /** A copy with these settings exported (name, value, ...), e.g. {@code env("SLUICE_API_LIMIT", "60")}. */
     public ExampleApp env(String... nameValues) {
         Map<String, String> copy = new LinkedHashMap<>(environment);
         putPairs(copy, nameValues);
-        return new ExampleApp(name, sluice, copy);
+        return new ExampleApp(name, sluice, copy, dispatchers);
+    }
+
+    /**
+     * A copy whose {@code sluice} filter-mapping lists only these dispatcher types; none at all is
+     * the {@code web.xml} default, {@code REQUEST} only, which most applications keep. (The WAR as
+     * built lists every type.)
+     */
+    public ExampleApp mappedFor(String... dispatcherTypes) {
+        return new ExampleApp(name, sluice, environment, List.of(dispatcherTypes));
     }
 
     private static void putPairs(Map<String, String> into, String... pairs) {
@@ -76,6 +90,11 @@ public final class ExampleApp {
         return environment;
     }
 
+    /** The dispatcher types the filter's mapping lists, or {@code null}: as the WAR has it (every type). */
+    public List<String> dispatchers() {
+        return dispatchers;
+    }
+
     public String redisUrl() {
         return sluice.get("redis.url");
     }
@@ -87,6 +106,7 @@ public final class ExampleApp {
 
     @Override
     public String toString() {
-        return name + " " + sluice + (environment.isEmpty() ? "" : " env " + environment);
+        return name + " " + sluice + (environment.isEmpty() ? "" : " env " + environment)
+                + (dispatchers == null ? "" : " mapped for " + (dispatchers.isEmpty() ? "REQUEST (default)" : dispatchers));
     }
 }

@@ -1,0 +1,87 @@
+package dev.sluice.it.support;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpResponse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every dispatch target counts, on every container, whether the filter's mapping lists every
+ * dispatcher type (the example WAR) or none ({@code REQUEST} only, the {@code web.xml} default):
+ * {@code /signin} forwarding to {@code /login} is decided by the login rule, a page including
+ * {@code /api/x} by the api rule, refused in place of the target; a forward between two paths of
+ * one rule, and a request whose error page is under the same rule, are counted once.
+ */
+public interface DispatchContract extends ContainerTest {
+
+    /** The example's rules, small: 3 failed logins an hour, 4 API calls an hour (exact: a log). */
+    private static ExampleApp app(String name) {
+        return ExampleApp.named(name).with("rule.login.limit", "3", "rule.login.window", "1h",
+                "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "4", "rule.api.window", "1h",
+                "rule.api.match", "/api/**, /forward/**, /error");
+    }
+
+    @Test
+    default void everyDispatchTargetCountsWithEveryDispatcherTypeMapped() throws Exception {
+        try (Deployment app = container().deploy(app("dispatch-all"), 1)) {
+            everyDispatchTargetCountsOnce(app);
+        }
+    }
+
+    @Test
+    default void everyDispatchTargetCountsWithAMappingForRequestsOnly() throws Exception {
+        try (Deployment app = container().deploy(app("dispatch-request").mappedFor(), 1)) {
+            everyDispatchTargetCountsOnce(app);
+        }
+    }
+
+    private static void everyDispatchTargetCountsOnce(Deployment app) {
+        // a forward to a limited path: /signin is /login's older name
+        for (int i = 0; i < 4; i++) {
+            assertThat(app.send(0, "POST", "/signin", "user=alice&password=correct-horse",
+                    "Content-Type", "application/x-www-form-urlencoded").statusCode())
+                    .as("a good login through the forward, %d: given back", i + 1).isEqualTo(200);
+        }
+        for (int i = 0; i < 3; i++) {
+            HttpResponse<String> failed = app.send(0, "POST", "/signin", "user=alice&password=wrong",
+                    "Content-Type", "application/x-www-form-urlencoded");
+            assertThat(failed.statusCode()).as("failed attempt %d, counted once", i + 1).isEqualTo(401);
+            assertThat(failed.body()).contains("\"login\":\"failed\"");
+        }
+        HttpResponse<String> locked = app.send(0, "POST", "/signin", "user=alice&password=correct-horse",
+                "Content-Type", "application/x-www-form-urlencoded");
+        assertThat(locked.statusCode()).as("the fourth attempt through /signin, refused at the forward").isEqualTo(429);
+        assertThat(locked.body()).contains("\"violated-policies\":[\"login\"]").doesNotContain("\"login\":");
+        assertThat(Http.postForm(app.uri(0, "/login"), "user=alice&password=correct-horse").statusCode())
+                .as("and through /login itself: one limit").isEqualTo(429);
+
+        // a forward between two paths of one rule: counted once
+        for (int i = 0; i < 2; i++) {
+            HttpResponse<String> forwarded = app.get(0, "/forward/x");
+            assertThat(forwarded.statusCode()).isEqualTo(200);
+            assertThat(forwarded.body()).contains("\"path\":\"/x\"");
+            assertThat(RateLimitField.item(forwarded, "api")[0]).as("remaining after forward %d", i + 1).isEqualTo(3 - i);
+        }
+
+        // an include of a limited path: decided there
+        HttpResponse<String> included = app.get(0, "/include/y");
+        assertThat(included.statusCode()).isEqualTo(200);
+        assertThat(included.body()).startsWith("{\"included\":{\"path\":\"/y\"");
+        assertThat(RateLimitField.item(included, "api")[0]).as("remaining after the include").isEqualTo(1);
+
+        // an error page under the same rule: the request and its error dispatch count once
+        HttpResponse<String> missing = app.get(0, "/api/missing/1");
+        assertThat(missing.statusCode()).as("the application's 404, not a refusal of its error page").isEqualTo(404);
+        assertThat(missing.body()).contains("\"error\":404");
+        assertThat(RateLimitField.item(missing, "api")[0]).isZero();
+
+        HttpResponse<String> refusedInclude = app.get(0, "/include/z");
+        assertThat(refusedInclude.statusCode()).as("an include past the limit: the refusal is the answer").isEqualTo(429);
+        assertThat(refusedInclude.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/problem+json");
+        assertThat(refusedInclude.body()).startsWith("{").contains("\"violated-policies\":[\"api\"]")
+                .doesNotContain("included");
+        assertThat(app.get(0, "/forward/w").statusCode()).isEqualTo(429);
+        assertThat(app.mxbeanTotal("Denied")).as("four refusals, each decided once").isEqualTo(4);
+    }
+}
