@@ -539,7 +539,7 @@ public class RateLimitFilter implements Filter {
         sluice.giveBack(took, taken);
         sluice.recorder().recordHeldRefused();
         long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.delayMs());
-        respond(response, s.statusCode, retryAfter, QuotaExceededProblem.body(delaying, s.statusCode, retryAfter));
+        respond(response, new Refused(s.statusCode, retryAfter, QuotaExceededProblem.body(delaying, s.statusCode, retryAfter)));
     }
 
     /**
