@@ -76,6 +76,7 @@ final class GcraModel extends Model {
     @Override
     void clear() {
         tat = null;
+        refunded = Ratio.ZERO; // an expired state's counter goes with it: the engines' next state starts at 0
     }
 
     @Override

@@ -70,6 +70,7 @@ final class LeakyBucketModel extends Model {
     @Override
     void clear() {
         next = null;
+        refunded = Ratio.ZERO; // an expired state's counter goes with it: the engines' next state starts at 0
     }
 
     @Override

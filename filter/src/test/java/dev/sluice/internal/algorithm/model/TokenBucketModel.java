@@ -86,6 +86,7 @@ final class TokenBucketModel extends Model {
     @Override
     void clear() {
         tokens = null;
+        refunded = Ratio.ZERO; // an expired state's counter goes with it: the engines' next state starts at 0
     }
 
     @Override
