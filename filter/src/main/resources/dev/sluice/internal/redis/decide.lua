@@ -1,22 +1,23 @@
 --[[
-decide.lua: decides every rule of one request in one call, atomically; or gives back what an
-admitted request took, in one call for all its rules.
+decide.lua: decide(base, n_keys, request, tokens) decides every rule of one request, atomically;
+or gives back what an admitted request took, for all its rules. The scripts Redis runs call it:
+decide-one.lua for one request per call, decide-batch.lua for several requests in one call.
 
-KEYS[i]   the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in a give-back call
-          (ARGV[2] given) followed by each acquisition's once key, KEYS[n + i]: its state key with
-          ':once' appended (the same slot)
-ARGV[1]   the request, little-endian binary (struct.pack '<d', then '<BBddddd' per acquisition):
-          now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
+KEYS[base + i]  the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in a give-back
+          (tokens given) followed by each acquisition's once key, KEYS[base + n + i]: its state key
+          with ':once' appended (the same slot); n_keys keys in all
+request   (ARGV[1] of decide-one.lua) the request, little-endian binary (struct.pack '<d', then
+          '<BBddddd' per acquisition): now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
           3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra), mode, limit, window ms,
           burst, max delay ms, cost; for mode 3 followed by '<ddd': taken ms, fraction, given
           back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
           nothing); 2 evaluate only (write nothing); 3 give back what the request took, then
           evaluate only
-ARGV[2]   give-back calls only: per acquisition the 8 bytes of its take's token (RuleDecision.Take),
-          what makes a second application of the same give-back (a call resent after a dropped
+tokens    (ARGV[2]) give-backs only, else nil: per acquisition the 8 bytes of its take's token
+          (RuleDecision.Take), what makes a second application of the same give-back (a call resent after a dropped
           connection, a cluster retry) change nothing: see give-back.lua
-Reply     a string, little-endian doubles (struct.pack '<d'): per key allowed (1 or 0),
+Returns   a string, little-endian doubles (struct.pack '<d'): per key allowed (1 or 0),
           remaining, retry-after ms, reset ms, next ms (until remaining grows; the retry-after when
           denied), delay ms; then the time decided at, ms since the epoch. A rule that took the
           request's cost (allowed, and the request admitted) has no retry-after: in its place it
@@ -41,7 +42,9 @@ retry (denied); remaining_after, reset_after, next_after, delay, taken_ms, taken
 time its entries are logged at, in state. give-back.lua, the translation of the classes'
 giveBack, writes the state given back (SETRANGE, ZREM) before the fragment reads it.
 
-Cost: Redis runs this whole body on every call, and in its Lua 5.1 every function call, closure,
+The time on Redis's clock is read once per script call (TIME): the requests of a batch share it.
+
+Cost: Redis runs this whole body on every request, and in its Lua 5.1 every function call, closure,
 table and string costs hundreds of CPU instructions, each redis.call and each argument thousands.
 So: one packed argument, packed states and reply (struct, no string parsing or formatting but the
 TTL), no function definitions and no tables for a request of one rule, and divisions written
@@ -50,20 +53,25 @@ value is an integer below 2^53 (RateAlgorithm.validate bounds the parameters), w
 holds it and a % b is exact. A state of another format (another algorithm's, or an older Sluice's
 text states) is treated as absent: that client starts afresh.
 ]]
-local call, pcall = redis.call, redis.pcall
+-- protect: Lua's own pcall (decide-batch.lua isolates each request with it); pcall: Redis's
+local call, pcall, protect = redis.call, redis.pcall, pcall
 local encode, decode, format = struct.pack, struct.unpack, string.format
 local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
+local redis_now -- Redis's TIME in ms, once read in this script call
 
-local request = ARGV[1]
+-- The body is not indented, so that it reads (and diffs) as the script body it was.
+local function decide(base, n_keys, request, tokens)
 local now, pos = decode('<d', request)
 if now < 0 then
-  local t = call('TIME')
-  local us = t[2] + 0
-  now = t[1] * 1000 + (us - us % 1000) / 1000
+  if not redis_now then
+    local t = call('TIME')
+    local us = t[2] + 0
+    redis_now = t[1] * 1000 + (us - us % 1000) / 1000
+  end
+  now = redis_now
 end
 
-local tokens = ARGV[2] -- a give-back call: the takes' tokens, and a once key per state key
-local n = tokens and #KEYS / 2 or #KEYS
+local n = tokens and n_keys / 2 or n_keys -- a give-back: the takes' tokens, and a once key per state key
 local several = n > 1 and {} or nil -- the verdicts, kept for the writes only when there are several rules
 local admitted = true
 local algorithm, mode, limit, window, burst, max_delay, cost, key
@@ -72,7 +80,7 @@ local taken_ms, taken_fraction, taken_given
 local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
 for i = 1, n do
   algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<BBddddd', request, pos)
-  key = KEYS[i]
+  key = KEYS[base + i]
   if mode >= 2 then
     admitted = false -- evaluate only: no decision is written
     if mode == 3 then
@@ -117,7 +125,7 @@ for i = 1, n do
   if several then
     algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after,
         next_after, delay, state, ttl, log_foreign, log_index, taken_ms, taken_fraction, taken_given = unpack(several[i], 1, 20)
-    key = KEYS[i]
+    key = KEYS[base + i]
   end
   if admitted and admits then
     if algorithm ~= 3 then
@@ -179,3 +187,4 @@ for i = 1, n do
 end
 reply[#reply + 1] = now
 return encode('<' .. string.rep('d', #reply), unpack(reply))
+end

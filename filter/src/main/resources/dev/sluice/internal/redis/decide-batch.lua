@@ -1,0 +1,33 @@
+--[[
+decide-batch.lua: several requests in one call (SharedRoundTrips' batch, on standalone and
+Sentinel), each decided by decide.lua in turn, in order, as it would have been by a call of its
+own, but for one script call and one TIME for the lot.
+
+KEYS      every request's keys, request after request
+ARGV[1]   per request, struct '<I2B': its number of keys, its number of arguments (1, or 2 for a
+          give-back); then ARGV[2...]: every request's arguments, request after request
+Reply     an array: per request, decide.lua's reply, or an error reply where its decision failed
+
+Isolation: each request runs under Lua's pcall, so an error (a key of another type under a give-
+back's once key, a malformed request) fails that request alone: its error is its reply, and the
+requests before and after it are decided as if it had not been there; what it wrote before its
+error stays, as it would after the error of a call of its own. A decision writes nothing before it
+has read and decided every rule, and its writes do not fail on data (SET overwrites any type, the
+log deletes a key of another type first), so only a give-back of several rules can stop half way:
+a later rule's once key of another type, after an earlier rule was given back.
+]]
+--[[ decide.lua ]]
+local layout, replies = ARGV[1], {}
+local key, arg, pos = 0, 2, 1
+for r = 1, #layout / 3 do
+  local keys, args
+  keys, args, pos = decode('<I2B', layout, pos)
+  local ok, reply = protect(decide, key, keys, ARGV[arg], args == 2 and ARGV[arg + 1] or nil)
+  if not ok then
+    -- an error raised by redis.call is a table {err = ...}; Lua's own, a string
+    reply = { err = type(reply) == 'table' and reply.err or tostring(reply) }
+  end
+  replies[r] = reply
+  key, arg = key + keys, arg + args
+end
+return replies
