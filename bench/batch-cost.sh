@@ -3,6 +3,8 @@
 # round trip: B decisions per round trip, B = 1, 8, 16, 64, as
 #   - B pipelined EVALSHA of `return 1` (the cost of a script call itself),
 #   - B pipelined EVALSHA of the least a limiter with clock=redis runs (TIME + GET + SET PX),
+#   - one EVALSHA of that least, batched: one TIME, then GET + SET PX for each of B keys (the floor
+#     of any script that reads and writes a key per decision, one call per round trip),
 #   - B pipelined EVALSHA of Sluice's one-request script (decide-one.lua: what 0.3.0 sends),
 #   - one EVALSHA of Sluice's batch script (decide-batch.lua) deciding B requests (B = 1: the
 #     one-request script, as the engine sends a call alone),
@@ -37,6 +39,7 @@ else
 fi
 printf 'return 1' >"$WORK/return1.lua"
 printf "local t = redis.call('TIME') local v = redis.call('GET', KEYS[1]) redis.call('SET', KEYS[1], 'T123456789:1764500000000', 'PX', 2000) return 1" >"$WORK/minimal.lua"
+printf "local t = redis.call('TIME') for i = 1, #KEYS do local v = redis.call('GET', KEYS[i]) redis.call('SET', KEYS[i], 'T123456789:1764500000000', 'PX', 2000) end return 1" >"$WORK/minimal-batch.lua"
 
 # RESP of one round trip: perl writes B commands (pipelined) or one batch command
 # ARGV of a token-bucket request that always admits (decide.lua's format: '<d' -1, then '<BBddddd')
@@ -48,7 +51,9 @@ resp() { # kind script-file batch out
     my $req = pack("d<", -1) . pack("CC", 4, 0) . pack("d<5", 1e9, 1e6, 1e9, 0, 1);
     sub cmd { my $s = "*" . scalar(@_) . "\r\n"; $s .= "\$" . length($_) . "\r\n$_\r\n" for @_; $s }
     my @keys = map { "k:{api:$_}" } 1 .. $b;
-    if ($kind eq "batch") {
+    if ($kind eq "keys") {
+      print cmd("EVALSHA", $sha, $b, @keys); # the batched least: every key in one call
+    } elsif ($kind eq "batch") {
       # decide-batch.lua: KEYS every request'"'"'s keys; ARGV[1] per request its key count and
       # argument count (struct <I2B), then every request'"'"'s arguments
       my $layout = join "", map { pack("vC", 1, 1) } 1 .. $b;
@@ -61,7 +66,7 @@ resp() { # kind script-file batch out
 count() { # kind script-file batch -> instructions per decision
   local kind=$1 script=$2 b=$3 port=$(( 30000 + RANDOM % 20000 ))
   resp "$kind" "$script" "$b" "$WORK/rt"
-  local replies=$b; [ "$kind" = batch ] && replies=1
+  local replies=$b; [ "$kind" = batch ] || [ "$kind" = keys ] && replies=1
   valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$port.%p" redis-server --port "$port" --bind 127.0.0.1 \
     --save '' --appendonly no --daemonize no --hz 1 >/dev/null 2>&1 &
   local pid=$!
@@ -79,12 +84,13 @@ count() { # kind script-file batch -> instructions per decision
   echo $(( total / (DECISIONS / b * b) ))
 }
 
-echo "| decisions per round trip | \`return 1\`, pipelined | TIME + GET + SET PX, pipelined | Sluice's one-request script, pipelined | Sluice's batch script, one call |"
-echo "|---:|---:|---:|---:|---:|"
+echo "| decisions per round trip | \`return 1\`, pipelined | TIME + GET + SET PX, pipelined | TIME once, GET + SET PX per key, one call | Sluice's one-request script, pipelined | Sluice's batch script, one call |"
+echo "|---:|---:|---:|---:|---:|---:|"
 for b in $BATCHES; do
   r1=$(count plain "$WORK/return1.lua" "$b")
   mi=$(count plain "$WORK/minimal.lua" "$b")
+  mb=$(count keys "$WORK/minimal-batch.lua" "$b")
   one=$(count sluice "$WORK/one.lua" "$b")
   if [ ! -s "$WORK/batch.lua" ]; then ba=-; elif [ "$b" = 1 ]; then ba=$one; else ba=$(count batch "$WORK/batch.lua" "$b"); fi
-  echo "| $b | $r1 | $mi | $one | $ba |"
+  echo "| $b | $r1 | $mi | $mb | $one | $ba |"
 done

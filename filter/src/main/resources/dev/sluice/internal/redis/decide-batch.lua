@@ -16,7 +16,15 @@ has read and decided every rule, and its writes do not fail on data (SET overwri
 log deletes a key of another type first), so only a give-back of several rules can stop half way:
 a later rule's once key of another type, after an earlier rule was given back.
 ]]
---[[ decide.lua ]]
+local call, pcall, protect = redis.call, redis.pcall, pcall -- protect: Lua's own pcall
+local encode, decode, format = struct.pack, struct.unpack, string.format
+local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
+local redis_now -- one TIME for the batch
+
+local function decide(base, n_keys, request, tokens)
+  --[[ decide.lua ]]
+end
+
 local layout, replies = ARGV[1], {}
 local key, arg, pos = 0, 2, 1
 for r = 1, #layout / 3 do

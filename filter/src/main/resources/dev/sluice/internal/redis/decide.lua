@@ -1,7 +1,11 @@
 --[[
-decide.lua: decide(base, n_keys, request, tokens) decides every rule of one request, atomically;
-or gives back what an admitted request took, for all its rules. The scripts Redis runs call it:
-decide-one.lua for one request per call, decide-batch.lua for several requests in one call.
+decide.lua: decides every rule of one request, atomically; or gives back what an admitted request
+took, for all its rules. A block that returns the reply, spliced into the scripts Redis runs:
+decide-one.lua (one request per call: the block is the script's body) and decide-batch.lua
+(several requests per call: the block is the body of a function called per request). Both define
+first the locals it reads: base, n_keys, request, tokens (below), call, pcall (redis.call and
+redis.pcall), encode, decode, format (struct.pack, struct.unpack, string.format), MARGIN and
+redis_now (Redis's TIME in ms once read in this script call, else nil).
 
 KEYS[base + i]  the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in a give-back
           (tokens given) followed by each acquisition's once key, KEYS[base + n + i]: its state key
@@ -53,14 +57,6 @@ value is an integer below 2^53 (RateAlgorithm.validate bounds the parameters), w
 holds it and a % b is exact. A state of another format (another algorithm's, or an older Sluice's
 text states) is treated as absent: that client starts afresh.
 ]]
--- protect: Lua's own pcall (decide-batch.lua isolates each request with it); pcall: Redis's
-local call, pcall, protect = redis.call, redis.pcall, pcall
-local encode, decode, format = struct.pack, struct.unpack, string.format
-local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
-local redis_now -- Redis's TIME in ms, once read in this script call
-
--- The body is not indented, so that it reads (and diffs) as the script body it was.
-local function decide(base, n_keys, request, tokens)
 local now, pos = decode('<d', request)
 if now < 0 then
   if not redis_now then
@@ -187,4 +183,3 @@ for i = 1, n do
 end
 reply[#reply + 1] = now
 return encode('<' .. string.rep('d', #reply), unpack(reply))
-end

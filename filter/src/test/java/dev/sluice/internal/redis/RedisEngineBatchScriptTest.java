@@ -26,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -145,6 +146,59 @@ class RedisEngineBatchScriptTest {
                 assertThat(metrics.view().getRedisErrors()).as("the poisoned request's failure, once").isEqualTo(1);
                 assertThat(metrics.view().getFallbackDecisions()).isEqualTo(1);
                 assertThat(direct.get(poisoned)).as("the poisoned state untouched").hasSize(25);
+            }
+        }
+    }
+
+    /**
+     * decide-batch.lua answers each request of a batch byte for byte as decide-one.lua answers it in a
+     * call of its own: random requests of one or two rules (every algorithm, shadow and evaluate-only
+     * modes, costs above 1) over a few clients, on the instance's clock, batch after batch against
+     * one prefix and call after call against another.
+     */
+    @Test
+    void theBatchScriptAnswersEachRequestByteForByteAsItsOwnCallWould() {
+        try (RedisProcess redis = RedisProcess.start(); Jedis jedis = new Jedis("127.0.0.1", redis.port())) {
+            byte[] one = jedis.scriptLoad(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8));
+            byte[] batch = jedis.scriptLoad(RedisEngine.BATCH_SCRIPT.getBytes(StandardCharsets.UTF_8));
+            Random random = new Random(17);
+            double now = 1_764_500_000_000d;
+            for (int round = 0; round < 40; round++) {
+                now += random.nextInt(3) * random.nextInt(800);
+                int size = 1 + random.nextInt(16);
+                List<byte[]> batchKeys = new ArrayList<>();
+                List<byte[]> batchArgs = new ArrayList<>();
+                byte[] layout = new byte[3 * size];
+                List<byte[]> alone = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    int rules = 1 + random.nextInt(2);
+                    ByteBuffer request = ByteBuffer.allocate(8 + 42 * rules).order(ByteOrder.LITTLE_ENDIAN).putDouble(now);
+                    List<String> names = new ArrayList<>();
+                    for (int i = 0; i < rules; i++) {
+                        int algorithm = 1 + random.nextInt(6);
+                        String name = "r" + algorithm + "-" + i + ":c" + random.nextInt(4);
+                        names.add(name);
+                        int limit = 1 + random.nextInt(4);
+                        int mode = random.nextInt(10) == 0 ? 1 + random.nextInt(2) : 0;
+                        request.put((byte) algorithm).put((byte) mode).putDouble(limit).putDouble(1000 * (1 + random.nextInt(3)))
+                                .putDouble(limit + random.nextInt(2)).putDouble(0).putDouble(1 + random.nextInt(2));
+                    }
+                    layout[3 * r] = (byte) rules;
+                    layout[3 * r + 2] = 1;
+                    batchArgs.add(request.array());
+                    for (String name : names) batchKeys.add(("a{" + name + "}").getBytes(StandardCharsets.UTF_8));
+                    List<byte[]> keys = new ArrayList<>();
+                    for (String name : names) keys.add(("b{" + name + "}").getBytes(StandardCharsets.UTF_8));
+                    alone.add((byte[]) jedis.evalsha(one, keys, List.of(request.array())));
+                }
+                List<byte[]> args = new ArrayList<>();
+                args.add(layout);
+                args.addAll(batchArgs);
+                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, args);
+                assertThat(replies).hasSize(size);
+                for (int r = 0; r < size; r++) {
+                    assertThat((byte[]) replies.get(r)).as("round " + round + ", request " + r).isEqualTo(alone.get(r));
+                }
             }
         }
     }
