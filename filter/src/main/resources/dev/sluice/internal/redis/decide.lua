@@ -57,7 +57,8 @@ value is an integer below 2^53 (RateAlgorithm.validate bounds the parameters), w
 holds it and a % b is exact. A state of another format (another algorithm's, or an older Sluice's
 text states) is treated as absent: that client starts afresh.
 ]]
-local now, pos = decode('<d', request)
+-- the time and the first rule in one call of decode (a call less: hundreds of instructions)
+local now, algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<dBBddddd', request)
 if now < 0 then
   if not redis_now then
     local t = call('TIME')
@@ -70,12 +71,14 @@ end
 local n = tokens and n_keys / 2 or n_keys -- a give-back: the takes' tokens, and a once key per state key
 local several = n > 1 and {} or nil -- the verdicts, kept for the writes only when there are several rules
 local admitted = true
-local algorithm, mode, limit, window, burst, max_delay, cost, key
+local key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
 local taken_ms, taken_fraction, taken_given
 local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
 for i = 1, n do
-  algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<BBddddd', request, pos)
+  if i > 1 then
+    algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<BBddddd', request, pos)
+  end
   key = KEYS[base + i]
   if mode >= 2 then
     admitted = false -- evaluate only: no decision is written
