@@ -14,6 +14,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -75,11 +76,8 @@ final class RoundTripShapes {
     private static int batched(Connection c, byte[] sha, String prefix, int batch) {
         CommandArguments call = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(batch);
         for (int i = 0; i < batch; i++) call.add(key(prefix));
-        byte[] layout = new byte[3 * batch]; // decide-batch.lua: per request one key ('<I2'), one argument ('B')
-        for (int i = 0; i < batch; i++) {
-            layout[3 * i] = 1;
-            layout[3 * i + 2] = 1;
-        }
+        byte[] layout = new byte[2 * batch]; // decide-batch.lua: per request one key, one argument (a byte each)
+        Arrays.fill(layout, (byte) 1);
         call.add(layout);
         for (int i = 0; i < batch; i++) call.add(ADMITTING);
         Object reply = c.executeCommand(call);

@@ -378,7 +378,9 @@ final class SharedRoundTrips {
         while (i < batch.size()) {
             Call c = batch.get(i);
             int end = i + 1;
-            while (c.batch != null && end < batch.size() && batch.get(end).batch == c.batch) end++;
+            if (BatchScript.fits(c)) {
+                while (end < batch.size() && batch.get(end).batch == c.batch && BatchScript.fits(batch.get(end))) end++;
+            }
             commands.add(end - i == 1 ? new Command(c.sha, c.script, c.command(), List.of(c), false)
                     : c.batch.command(batch.subList(i, end)));
             i = end;
@@ -533,25 +535,29 @@ final class SharedRoundTrips {
     /**
      * A script that runs several calls of one script in one call, in their order, each isolated from
      * the others: {@code KEYS} every call's keys, call after call; {@code ARGV[1]} per call its
-     * number of keys and of arguments (struct {@code '<I2B'}), then every call's arguments, call
-     * after call; the reply an array of each call's reply, an error reply where a call failed.
-     * decide-batch.lua is one.
+     * number of keys and of arguments (a byte each), then every call's arguments, call after call;
+     * the reply an array of each call's reply, an error reply where a call failed. decide-batch.lua
+     * is one. A call of more than {@value #MAX_KEYS} keys or arguments goes on its own.
      */
     record BatchScript(byte[] sha, byte[] script) {
+
+        static final int MAX_KEYS = 255;
+
+        /** Whether {@code c} can go in a call of this script. */
+        static boolean fits(Call c) {
+            return c.batch != null && c.keys.size() <= MAX_KEYS && c.args.size() <= MAX_KEYS;
+        }
 
         /** One call of this script for {@code calls}. */
         Command command(List<Call> calls) {
             int keys = 0;
             for (Call c : calls) keys += c.keys.size();
-            byte[] layout = new byte[3 * calls.size()];
+            byte[] layout = new byte[2 * calls.size()];
             CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys);
             for (int i = 0; i < calls.size(); i++) {
                 Call c = calls.get(i);
-                int n = c.keys.size();
-                if (n > 0xffff || c.args.size() > 0xff) throw new IllegalArgumentException("a call too large to batch");
-                layout[3 * i] = (byte) n;
-                layout[3 * i + 1] = (byte) (n >>> 8);
-                layout[3 * i + 2] = (byte) c.args.size();
+                layout[2 * i] = (byte) c.keys.size();
+                layout[2 * i + 1] = (byte) c.args.size();
                 for (byte[] k : c.keys) arguments.add(k);
             }
             arguments.add(layout);

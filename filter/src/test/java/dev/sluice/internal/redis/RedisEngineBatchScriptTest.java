@@ -168,7 +168,7 @@ class RedisEngineBatchScriptTest {
                 int size = 1 + random.nextInt(16);
                 List<byte[]> batchKeys = new ArrayList<>();
                 List<byte[]> batchArgs = new ArrayList<>();
-                byte[] layout = new byte[3 * size];
+                byte[] layout = new byte[2 * size];
                 List<byte[]> alone = new ArrayList<>();
                 for (int r = 0; r < size; r++) {
                     int rules = 1 + random.nextInt(2);
@@ -183,8 +183,8 @@ class RedisEngineBatchScriptTest {
                         request.put((byte) algorithm).put((byte) mode).putDouble(limit).putDouble(1000 * (1 + random.nextInt(3)))
                                 .putDouble(limit + random.nextInt(2)).putDouble(0).putDouble(1 + random.nextInt(2));
                     }
-                    layout[3 * r] = (byte) rules;
-                    layout[3 * r + 2] = 1;
+                    layout[2 * r] = (byte) rules;
+                    layout[2 * r + 1] = 1;
                     batchArgs.add(request.array());
                     for (String name : names) batchKeys.add(("a{" + name + "}").getBytes(StandardCharsets.UTF_8));
                     List<byte[]> keys = new ArrayList<>();
