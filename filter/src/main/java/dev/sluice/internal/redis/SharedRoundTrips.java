@@ -51,9 +51,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p><b>Still exact.</b> Each decision is what it would have been alone, atomic per request (Redis
  * runs one script at a time; a batch script isolates each call's run, decide-batch.lua), in the
- * order the calls queued. Replies are matched to calls by their order on the connection, which is given back to
- * its pool after every round trip (and discarded by the pool when broken), so a late reply can
- * never reach another call.
+ * order the calls queued. Replies are matched to calls by their order on the connection (and in a
+ * batch's array), which is given back to its pool after every round trip (and discarded by the
+ * pool when broken), so a late reply can never reach another call.
  *
  * <p><b>Bounds.</b> A queued call waits at most {@code redis.timeout} for its round trip to start
  * (the round trip it waits behind is bounded by that too; then it fails as a timeout, as a call

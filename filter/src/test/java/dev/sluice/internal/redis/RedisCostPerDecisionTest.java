@@ -79,14 +79,16 @@ class RedisCostPerDecisionTest {
                 Algorithm.SLIDING_WINDOW_LOG, Algorithm.LEAKY_BUCKET, Algorithm.GCRA)) {
             cases.add(new Case(a.id(), List.of(admitting(a)), KEYS, true));
         }
-        cases.add(new Case("token-bucket-denied", List.of(Rule.of("api", Algorithm.TOKEN_BUCKET, 1, Duration.ofHours(1))), 1, false));
+        Rule exhausted = Rule.of("api", Algorithm.TOKEN_BUCKET, 1, Duration.ofHours(1));
+        cases.add(new Case("token-bucket-denied", List.of(exhausted), 1, false));
         Rule bucket = admitting(Algorithm.TOKEN_BUCKET);
         cases.add(new Case("token-bucket-3-rules", List.of(bucket, rename(bucket, "b"), rename(bucket, "c")), KEYS, true));
         return cases;
     }
 
     private static Rule rename(Rule r, String name) {
-        return new Rule(name, r.algorithm(), r.limit(), r.window(), r.burst(), r.cost(), r.failurePolicy(), r.fallbackLimit(), r.maxDelay());
+        return new Rule(name, r.algorithm(), r.limit(), r.window(), r.burst(), r.cost(), r.failurePolicy(), r.fallbackLimit(),
+                r.maxDelay());
     }
 
     @Test
@@ -104,8 +106,9 @@ class RedisCostPerDecisionTest {
         List<String> failures = new ArrayList<>();
         StringBuilder table = new StringBuilder(String.format(Locale.ROOT,
                 "| case | round trips | script calls | TIME | commands besides TIME (baseline) |%n"));
-        try (JedisPooled jedis = new JedisPooled(new HostAndPort(TestRedis.host(), TestRedis.port()), DefaultJedisClientConfig.builder().socketTimeoutMillis(10_000)
-                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build(), pool)) {
+        try (JedisPooled jedis = new JedisPooled(new HostAndPort(TestRedis.host(), TestRedis.port()),
+                DefaultJedisClientConfig.builder().socketTimeoutMillis(10_000)
+                        .clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build(), pool)) {
             for (Case c : cases()) {
                 RedisEngine engine = new RedisEngine(jedis, TestRedis.uniquePrefix("cost"), true, Clock.SYSTEM, false);
                 run(engine, c, Math.max(DECISIONS, c.keys), false); // the scripts loaded, every key's state written
@@ -114,20 +117,22 @@ class RedisCostPerDecisionTest {
                 table.append(String.format(Locale.ROOT, "| %s | %.3f | %.3f | %.3f | %.3f (%s) |%n", c.name, n.roundTrips,
                         n.scriptCalls, n.times, n.commands, expected));
                 if (c.admitted && n.roundTrips > maxTrips) {
-                    failures.add(String.format(Locale.ROOT, "%s: %.3f round trips per decision, above %s", c.name, n.roundTrips, maxTrips));
+                    failures.add(String.format(Locale.ROOT, "%s: %.3f round trips per decision, above %s",
+                            c.name, n.roundTrips, maxTrips));
                 }
                 if (n.scriptCalls > n.roundTrips + 0.001) {
-                    failures.add(String.format(Locale.ROOT, "%s: %.3f script calls per decision in %.3f round trips: more than one per round trip",
-                            c.name, n.scriptCalls, n.roundTrips));
+                    failures.add(String.format(Locale.ROOT, "%s: %.3f script calls per decision in %.3f round trips: "
+                            + "more than one per round trip", c.name, n.scriptCalls, n.roundTrips));
                 }
                 if (n.times > n.scriptCalls + 0.001) {
-                    failures.add(String.format(Locale.ROOT, "%s: %.3f TIME per decision, more than its %.3f script calls", c.name, n.times, n.scriptCalls));
+                    failures.add(String.format(Locale.ROOT, "%s: %.3f TIME per decision, more than its %.3f script calls",
+                            c.name, n.times, n.scriptCalls));
                 }
                 if (expected == null) {
                     failures.add(c.name + ": no " + c.name + ".commands in " + BASELINE);
                 } else if (n.commands > Double.parseDouble(expected) + slack) {
-                    failures.add(String.format(Locale.ROOT, "%s: %.3f Redis commands per decision besides TIME %s, the baseline %s",
-                            c.name, n.commands, n.perCommand, expected));
+                    failures.add(String.format(Locale.ROOT, "%s: %.3f Redis commands per decision besides TIME %s, "
+                            + "the baseline %s", c.name, n.commands, n.perCommand, expected));
                 }
             }
         }

@@ -121,7 +121,8 @@ class RedisEngineBatchScriptTest {
             SluiceMetrics metrics = new SluiceMetrics();
             try (LimiterStack stack = LimiterStack.build(config, Clock.SYSTEM, null, metrics);
                  Jedis direct = new Jedis("127.0.0.1", redis.port())) {
-                assertThat(stack.limiter().decide(one(api, "warm-up")).rules().get(0).source()).isEqualTo(RuleDecision.Source.REDIS);
+                assertThat(stack.limiter().decide(one(api, "warm-up")).rules().get(0).source())
+                        .isEqualTo(RuleDecision.Source.REDIS);
                 byte[] poisoned = stack.redis().key(api, ClientKey.parse("poisoned")).getBytes(StandardCharsets.UTF_8);
                 direct.set(poisoned, ByteBuffer.allocate(25).order(ByteOrder.LITTLE_ENDIAN)
                         .put((byte) 2).putDouble(1e300).putDouble(0).putDouble(0).array());
