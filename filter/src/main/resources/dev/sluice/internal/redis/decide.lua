@@ -57,8 +57,9 @@ value is an integer below 2^53 (RateAlgorithm.validate bounds the parameters), w
 holds it and a % b is exact. A state of another format (another algorithm's, or an older Sluice's
 text states) is treated as absent: that client starts afresh.
 ]]
--- the time and the first rule in one call of decode (a call less: hundreds of instructions)
-local now, algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<dBBddddd', request)
+-- a rule's layout, and the time with the first rule: decoded in one call (a call less: ~1,000 instructions)
+local RULE, TIME_AND_RULE = '<BBddddd', '<dBBddddd'
+local now, algorithm, mode, limit, window, burst, max_delay, cost, pos = decode(TIME_AND_RULE, request)
 if now < 0 then
   if not redis_now then
     local t = call('TIME')
@@ -77,7 +78,7 @@ local taken_ms, taken_fraction, taken_given
 local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
 for i = 1, n do
   if i > 1 then
-    algorithm, mode, limit, window, burst, max_delay, cost, pos = decode('<BBddddd', request, pos)
+    algorithm, mode, limit, window, burst, max_delay, cost, pos = decode(RULE, request, pos)
   end
   key = KEYS[base + i]
   if mode >= 2 then
