@@ -3,8 +3,8 @@
 # commands or Redis instructions (valgrind's callgrind) than bench/cost-baseline.properties allows.
 # Counted, not timed: the machine's speed and load do not change the verdict. Runs CostGuardTest
 # through the reactor (builds filter/ and bench/, runs no other test); starts its own redis-server
-# processes on free ports. About a minute in all on 2 shared cores, of which the check ~20-30 s.
-# Wiring it into CI is one line in .ci/run:  bash bench/guard.sh
+# processes on free ports. About a minute and a half in all on 2 shared cores, of which the check
+# ~55 s (measured 2026-12-02 with five sessions on the machine). .ci/run runs it before mvn verify.
 # Usage: bench/guard.sh   (needs redis-server, valgrind: installed from Debian if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."

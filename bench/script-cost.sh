@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # Redis work per decision in CPU instructions (valgrind/callgrind: deterministic, independent of
 # machine load): the floor's script, the least a Redis-clock limiter must run (TIME + GET +
-# SET PX), and Sluice's script for each algorithm, as RedisEngine assembles it from the resources
-# (decide.lua with each `--[[ name.lua ]]` line replaced by that fragment) and with the packed
+# SET PX), and Sluice's one-request script for each algorithm, as RedisEngine assembles it from the
+# resources (decide-one.lua, decide.lua in it, the fragments in that) and with the packed
 # argument it sends (perl's pack: '<d' now, -1 for clock=redis, then per rule 'C' algorithm, 'C' mode
 # (0: enforcing) and 5 '<d').
 # Each figure is (instructions after 3000 calls - after 1000 calls) / 2000, so start-up and
 # connection costs cancel. Calls are sent one at a time by redis-cli -r (the last argument read
-# from stdin, binary-safe). Takes a minute or two; not part of run.sh.
+# from stdin, binary-safe); bench/batch-cost.sh counts several decisions per round trip. Takes a minute or two; not part of run.sh.
 # Usage: bench/script-cost.sh   (needs valgrind, perl, redis-server, redis-cli; apt-get install valgrind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 LUA=filter/src/main/resources/dev/sluice/internal/redis
-SCRIPT=$(awk -v dir="$LUA" '/^[ \t]*--\[\[ [a-z-]+\.lua \]\]$/ { f = dir "/" $2; while ((getline line < f) > 0) print line; close(f); next } { print }' "$LUA/decide.lua")
+# decide-one.lua with each `--[[ name.lua ]]` line replaced by that resource, recursively (as RedisEngine does)
+SCRIPT=$(awk -v dir="$LUA" '
+  function splice(f,   line, parts) {
+    while ((getline line < f) > 0) {
+      if (line ~ /^[ \t]*--\[\[ [a-z-]+\.lua \]\]$/) { split(line, parts, " "); splice(dir "/" parts[2]) }
+      else print line
+    }
+    close(f)
+  }
+  BEGIN { splice(dir "/decide-one.lua"); exit }')
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 
 instructions() { # calls script argfile keys... -> total instructions of a redis-server that ran the script `calls` times (argfile -: no ARGV)

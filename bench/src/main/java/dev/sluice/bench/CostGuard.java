@@ -25,7 +25,8 @@ import java.util.Properties;
  *       decision that finds two round trips in flight waits for the next; above 0.2 they are not
  *       being shared), on the client's sockets ({@link RoundTrips});</li>
  *   <li><b>Redis commands per decision</b> at 64 threads over 10,000 keys, from {@code INFO
- *       commandstats} deltas (the EVALSHA and the commands its script runs): must not rise;</li>
+ *       commandstats} deltas: those its script runs besides {@code TIME} (the script call and its
+ *       {@code TIME} are paid once per round trip): must not rise;</li>
  *   <li><b>instructions per decision</b> Redis runs for one decision, counted by valgrind's callgrind
  *       on a {@code redis-server} of its own, decisions sent one at a time by Sluice's engine itself
  *       (so the figure follows whatever the engine sends: a new codec or script needs no change
@@ -158,7 +159,10 @@ public final class CostGuard {
                 double[] instructions = instructions(counted, c);
                 countNanos += t1 - t0;
                 instructionNanos += System.nanoTime() - t1;
-                out.add(new Figures(c.name, cost.roundTrips(), cost.commands(), instructions[0], instructions[1]));
+                // the script call and its TIME are paid once per round trip, not per decision
+                double perCall = cost.perCommand().getOrDefault("evalsha", 0.0) + cost.perCommand().getOrDefault("eval", 0.0)
+                        + cost.perCommand().getOrDefault("time", 0.0);
+                out.add(new Figures(c.name, cost.roundTrips(), cost.commands() - perCall, instructions[0], instructions[1]));
             }
             System.out.printf(Locale.ROOT, "[guard] counts %.1f s, instructions (callgrind) %.1f s%n", countNanos / 1e9, instructionNanos / 1e9);
         }
@@ -242,7 +246,7 @@ public final class CostGuard {
                 + "the baseline + %s (a case may set its own), instructions <= the baseline x (1 + %s) (bench/cost-baseline.properties).%n%n",
                 THREADS, DECISIONS, COUNTED, WARMUP, baseline.getProperty("round-trips.max", "0.2"),
                 baseline.getProperty("commands.tolerance", "0.01"), baseline.getProperty("instructions.tolerance", "0.05"));
-        w.println("| case | round trips per decision | Redis commands per decision (baseline) | instructions per decision, `processCommand` (baseline) | instructions per decision, whole server | |");
+        w.println("| case | round trips per decision | Redis commands per decision besides the script call and TIME (baseline) | instructions per decision, `processCommand` (baseline) | instructions per decision, whole server | |");
         w.println("|---|---:|---:|---:|---:|---|");
         for (Figures f : figures) {
             boolean failed = failures.stream().anyMatch(x -> x.startsWith(f.name + ":"));

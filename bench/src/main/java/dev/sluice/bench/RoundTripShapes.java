@@ -14,6 +14,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,10 +23,11 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The two ways for several decisions to share a round trip, measured where they differ: in Redis.
  * <ul>
- *   <li>{@code pipelined EVALSHA}: B calls of Sluice's script, one per decision, sent together (what
- *       the engine does);</li>
- *   <li>{@code one script call for the batch}: one EVALSHA of a script that runs the same script's
- *       body once per request (a function around it), B requests per call.</li>
+ *   <li>{@code pipelined EVALSHA}: B calls of Sluice's one-request script, one per decision, sent
+ *       together (what the engine does on a Cluster);</li>
+ *   <li>{@code one script call for the batch}: one EVALSHA of the engine's batch script
+ *       (decide-batch.lua: what the engine sends for a shared round trip on standalone), B requests
+ *       per call.</li>
  * </ul>
  * Two connections keep Redis busy (each sends its next batch as soon as the last is answered), on
  * 10,000 token-bucket keys that always admit; figures: decisions per second and Redis CPU per
@@ -43,11 +45,8 @@ final class RoundTripShapes {
     }
 
     static List<Shape> measure(Duration each) throws Exception {
-        String script = engineScript();
-        // KEYS and ARGV of the whole call become the arguments of each request's run of the body
-        String batchScript = "local all_keys, all_argv = KEYS, ARGV\n"
-                + "local function decide(KEYS, ARGV)\n" + script + "\nend\n"
-                + "local out = {}\nfor r = 1, #all_argv do out[r] = decide({all_keys[r]}, {all_argv[r]}) end\nreturn out\n";
+        String script = engineScript("SCRIPT");
+        String batchScript = engineScript("BATCH_SCRIPT");
         List<Shape> out = new ArrayList<>();
         try (Jedis admin = BenchRedis.admin()) {
             byte[] sha = admin.scriptLoad(script).getBytes(StandardCharsets.US_ASCII);
@@ -77,6 +76,9 @@ final class RoundTripShapes {
     private static int batched(Connection c, byte[] sha, String prefix, int batch) {
         CommandArguments call = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(batch);
         for (int i = 0; i < batch; i++) call.add(key(prefix));
+        byte[] layout = new byte[2 * batch]; // decide-batch.lua: per request one key, one argument (a byte each)
+        Arrays.fill(layout, (byte) 1);
+        call.add(layout);
         for (int i = 0; i < batch; i++) call.add(ADMITTING);
         Object reply = c.executeCommand(call);
         if (!(reply instanceof List<?> l) || l.size() != batch) throw new IllegalStateException("unexpected reply " + reply);
@@ -143,9 +145,9 @@ final class RoundTripShapes {
     private static final byte[] ADMITTING = ByteBuffer.allocate(8 + 2 + 5 * 8).order(ByteOrder.LITTLE_ENDIAN)
             .putDouble(-1).put((byte) 4).put((byte) 0).putDouble(1e9).putDouble(1e6).putDouble(1e9).putDouble(0).putDouble(1).array();
 
-    /** The engine's script as it sends it (assembled from its resources at class load). */
-    private static String engineScript() throws ReflectiveOperationException {
-        Field f = RedisEngine.class.getDeclaredField("SCRIPT");
+    /** One of the engine's scripts as it sends it (assembled from its resources at class load). */
+    private static String engineScript(String name) throws ReflectiveOperationException {
+        Field f = RedisEngine.class.getDeclaredField(name);
         f.setAccessible(true);
         return (String) f.get(null);
     }

@@ -40,9 +40,9 @@ import java.util.regex.Pattern;
  * shares the counts. The semantics are those of {@code dev.sluice.internal.algorithm}, bit for bit.
  *
  * <p><b>One round trip.</b> All acquisitions of a request go to Redis as one {@code EVALSHA} of
- * one script (assembled at class load: {@code decide.lua}, whose header documents KEYS, ARGV and
- * the reply, with one fragment per algorithm spliced in), one packed argument for all of them
- * and a packed reply. The script
+ * one script (assembled at class load: {@code decide-one.lua} around {@code decide.lua}, whose
+ * header documents KEYS, ARGV and the reply, with one fragment per algorithm spliced in), one
+ * packed argument for all of them and a packed reply. The script
  * decides every rule, then writes only if every enforcing rule admits: a request denied by one rule
  * takes nothing from the others. A shadow rule ({@link Rule#dryRun()}) never blocks the others: when
  * the enforcing rules admit, every rule that admits takes its cost and a shadow rule that denies
@@ -50,8 +50,11 @@ import java.util.regex.Pattern;
  * {@code SCRIPT FLUSH}), the engine sends it once with {@code EVAL}, which also caches it again.
  *
  * <p><b>Shared round trips.</b> Calls go through {@link SharedRoundTrips}: while one is in flight
- * to a node, the calls of other requests to that node queue and go together in the next round trip,
- * pipelined, each still its own script call; the first goes at once.
+ * to a node, the calls of other requests to that node queue and go together in the next round trip;
+ * the first goes at once. On standalone and Sentinel those that go together go as one call of
+ * {@code decide-batch.lua}, which decides each request in turn, isolated from the others (its
+ * header says how), so a batch pays for one script call and one {@code TIME}; on a Cluster each
+ * stays its own script call, pipelined.
  *
  * <p><b>Keys.</b> One key per rule per client: {@code <keyPrefix>{<rule>:<clientKey>}}. The hash
  * tag puts all of a client's state for a rule in one Cluster slot. Each key expires when its
@@ -84,10 +87,13 @@ public final class RedisEngine implements RateLimiter {
 
     /** Where decide.lua takes a fragment: a line holding only {@code --[[ name.lua ]]}. */
     private static final Pattern FRAGMENT = Pattern.compile("(?m)^[ \\t]*--\\[\\[ ([a-z-]+\\.lua) ]]$");
-    static final String SCRIPT = assemble();
+    static final String SCRIPT = assemble("decide-one.lua");
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
     static final String SHA = sha1Hex(SCRIPT_BYTES);
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
+    /** Several requests' calls of {@link #SCRIPT} in one call. */
+    static final String BATCH_SCRIPT = assemble("decide-batch.lua");
+    private static final SharedRoundTrips.BatchScript BATCH = batchScript(BATCH_SCRIPT);
     /** ARGV[1]: now (a double), then per acquisition the algorithm and the mode (bytes) and 5 doubles; see decide.lua. */
     private static final int NOW_BYTES = 8;
     private static final int RULE_BYTES = 2 + 5 * 8;
@@ -431,7 +437,7 @@ public final class RedisEngine implements RateLimiter {
 
     private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {
         try {
-            return (byte[]) roundTrips.evalsha(SHA_BYTES, SCRIPT_BYTES, keys, args);
+            return (byte[]) roundTrips.evalsha(SHA_BYTES, SCRIPT_BYTES, keys, args, BATCH);
         } catch (RuntimeException e) {
             // whatever the client library throws (a JedisException, or an IllegalStateException of a client
             // that never reached its servers) is Redis failing this call, for the failure policy
@@ -591,14 +597,19 @@ public final class RedisEngine implements RateLimiter {
         }
     }
 
-    /** decide.lua with each fragment it names spliced in where it names it. */
-    private static String assemble() {
-        Matcher fragment = FRAGMENT.matcher(resource("decide.lua"));
+    /** A script resource with each fragment it names spliced in where it names it, and theirs in them. */
+    private static String assemble(String name) {
+        Matcher fragment = FRAGMENT.matcher(resource(name));
         StringBuilder script = new StringBuilder();
         while (fragment.find()) {
-            fragment.appendReplacement(script, Matcher.quoteReplacement(resource(fragment.group(1))));
+            fragment.appendReplacement(script, Matcher.quoteReplacement(assemble(fragment.group(1))));
         }
         return fragment.appendTail(script).toString();
+    }
+
+    private static SharedRoundTrips.BatchScript batchScript(String script) {
+        byte[] bytes = script.getBytes(StandardCharsets.UTF_8);
+        return new SharedRoundTrips.BatchScript(sha1Hex(bytes).getBytes(StandardCharsets.US_ASCII), bytes);
     }
 
     static String resource(String name) {

@@ -42,11 +42,18 @@ import java.util.concurrent.locks.LockSupport;
  * {@value #IN_FLIGHT} round trips are in flight per node: with one, Redis would wait between two
  * round trips while the next carrier is woken and sends (BENCHMARKS.md has the measurements).
  *
- * <p><b>Still exact.</b> Each call stays its own {@code EVALSHA}, so each decision is what it would
- * have been alone, atomic per request (Redis runs one script at a time), in the order the calls
- * queued. Replies are matched to calls by their order on the connection, which is given back to
- * its pool after every round trip (and discarded by the pool when broken), so a late reply can
- * never reach another call.
+ * <p><b>One script call per batch.</b> Calls that name a {@link BatchScript} (the engine's decisions
+ * on standalone and Sentinel) and go in one round trip go as one {@code EVALSHA} of that script,
+ * which runs each call's script in turn and answers each call's reply (or its error) in an array:
+ * the cost of a script call is paid once per batch. A batch of one is the call itself. Other calls,
+ * and every call on a Cluster (a batch's keys would span slots), each stay their own
+ * {@code EVALSHA}, pipelined.
+ *
+ * <p><b>Still exact.</b> Each decision is what it would have been alone, atomic per request (Redis
+ * runs one script at a time; a batch script isolates each call's run, decide-batch.lua), in the
+ * order the calls queued. Replies are matched to calls by their order on the connection (and in a
+ * batch's array), which is given back to its pool after every round trip (and discarded by the
+ * pool when broken), so a late reply can never reach another call.
  *
  * <p><b>Bounds.</b> A queued call waits at most {@code redis.timeout} for its round trip to start
  * (the round trip it waits behind is bounded by that too; then it fails as a timeout, as a call
@@ -119,6 +126,16 @@ final class SharedRoundTrips {
      * @throws JedisException as the client's own call would: the reply's error, or the round trip's failure
      */
     Object evalsha(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args) {
+        return evalsha(sha, script, keys, args, null);
+    }
+
+    /**
+     * As {@link #evalsha(byte[], byte[], List, List)}; when the round trip carries other calls of
+     * {@code batch} too, they go as one call of {@code batch} (not on a Cluster).
+     *
+     * @param batch the script that runs several calls of this one in one call, or null
+     */
+    Object evalsha(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args, BatchScript batch) {
         Object node = nodes == null || keys.isEmpty() ? null : nodes.nodeOf(keys.get(0));
         if (node == null) {
             return alone(sha, script, keys, args);
@@ -127,7 +144,7 @@ final class SharedRoundTrips {
         if (lane == null) {
             lane = newLane(node);
         }
-        Call call = new Call(sha, script, keys, args);
+        Call call = new Call(sha, script, keys, args, cluster ? null : batch);
         calls.increment();
         await(lane, call);
         if (call.alone) {
@@ -286,22 +303,22 @@ final class SharedRoundTrips {
         Connection connection = null;
         try {
             connection = nodes.borrow(lane.node);
-            for (Call c : batch) {
-                connection.sendCommand(c.command);
+            List<Command> commands = commands(batch);
+            for (Command command : commands) {
+                connection.sendCommand(command.arguments);
             }
             roundTrips.increment();
-            List<Call> noScript = null;
-            for (Call c : batch) {
+            List<Command> noScript = null;
+            for (Command command : commands) {
                 Object reply = read(connection);
                 // Redis has run the batch (it answers after running what it read): the next round trip may
                 // start, on another connection, while this one's replies are read and its callers woken
                 slot.release();
                 if (reply instanceof JedisNoScriptException) {
                     if (noScript == null) noScript = new ArrayList<>();
-                    noScript.add(c);
+                    noScript.add(command);
                 } else {
-                    settle(c, reply);
-                    c.complete(); // its caller goes on while the rest of the batch is read
+                    answer(command, reply); // its callers go on while the rest of the batch is read
                 }
             }
             if (noScript != null) {
@@ -351,31 +368,87 @@ final class SharedRoundTrips {
         }
     }
 
-    /** Loads each script the calls lacked once, then sends the calls again: one more round trip. */
-    private void reload(Connection connection, List<Call> noScript) {
-        List<byte[]> loaded = new ArrayList<>(1);
-        for (Call c : noScript) {
-            if (loaded.stream().noneMatch(sha -> Arrays.equals(sha, c.sha))) {
-                loaded.add(c.sha);
-                connection.sendCommand(new CommandArguments(Protocol.Command.SCRIPT).add(Protocol.Keyword.LOAD).add(c.script));
+    /**
+     * The commands of a round trip, in the calls' order: each run of calls of one {@link BatchScript}
+     * (two or more) as one call of it, every other call as its own.
+     */
+    private static List<Command> commands(List<Call> batch) {
+        List<Command> commands = new ArrayList<>(batch.size());
+        int i = 0;
+        while (i < batch.size()) {
+            Call c = batch.get(i);
+            int end = i + 1;
+            if (BatchScript.fits(c)) {
+                while (end < batch.size() && batch.get(end).batch == c.batch && BatchScript.fits(batch.get(end))) end++;
             }
+            commands.add(end - i == 1 ? new Command(c.sha, c.script, c.command(), List.of(c), false)
+                    : c.batch.command(batch.subList(i, end)));
+            i = end;
         }
-        for (Call c : noScript) {
-            connection.sendCommand(c.command);
+        return commands;
+    }
+
+    /** Settles the calls of {@code command} with its reply and wakes their callers. */
+    private void answer(Command command, Object reply) {
+        if (!command.batched) {
+            Call c = command.calls.get(0);
+            settle(c, reply);
+            c.complete();
+            return;
+        }
+        List<Call> calls = command.calls;
+        if (reply instanceof List<?> replies && replies.size() == calls.size()) {
+            for (int i = 0; i < calls.size(); i++) {
+                settle(calls.get(i), replies.get(i));
+                calls.get(i).complete();
+            }
+            return;
+        }
+        // the batch's call failed as a whole (BUSY, OOM before the script ran...): each call with it
+        JedisDataException error = reply instanceof JedisDataException e ? e
+                : new JedisDataException("unexpected reply to a batch of " + calls.size() + " calls: " + reply);
+        for (Call c : calls) {
+            settle(c, c.caller == Thread.currentThread() ? error : new JedisDataException(error.getMessage(), error));
+            c.complete();
+        }
+    }
+
+    /**
+     * Loads each script the commands lacked once, then sends the commands again: one more round trip.
+     * A call's script and its batch script go together (a server that lost one lost both).
+     */
+    private void reload(Connection connection, List<Command> noScript) {
+        List<byte[]> loaded = new ArrayList<>(2);
+        for (Command command : noScript) {
+            Call c = command.calls.get(0);
+            load(connection, loaded, c.sha, c.script);
+            if (c.batch != null) load(connection, loaded, c.batch.sha(), c.batch.script());
+        }
+        for (Command command : noScript) {
+            connection.sendCommand(command.arguments);
         }
         roundTrips.increment();
         for (int i = 0; i < loaded.size(); i++) {
             read(connection); // the sha, or an error the calls then meet themselves
         }
-        for (Call c : noScript) {
+        for (Command command : noScript) {
             Object reply = read(connection);
             if (reply instanceof JedisNoScriptException) {
-                c.alone = true; // flushed again between the load and the call: EVAL, alone
-                c.settled = true;
+                for (Call c : command.calls) {
+                    c.alone = true; // flushed again between the load and the call: EVAL, alone
+                    c.settled = true;
+                    c.complete();
+                }
             } else {
-                settle(c, reply);
+                answer(command, reply);
             }
-            c.complete();
+        }
+    }
+
+    private static void load(Connection connection, List<byte[]> loaded, byte[] sha, byte[] script) {
+        if (loaded.stream().noneMatch(l -> Arrays.equals(l, sha))) {
+            loaded.add(sha);
+            connection.sendCommand(new CommandArguments(Protocol.Command.SCRIPT).add(Protocol.Keyword.LOAD).add(script));
         }
     }
 
@@ -459,6 +532,46 @@ final class SharedRoundTrips {
         }
     }
 
+    /**
+     * A script that runs several calls of one script in one call, in their order, each isolated from
+     * the others: {@code KEYS} every call's keys, call after call; {@code ARGV[1]} per call its
+     * number of keys and of arguments (a byte each), then every call's arguments, call after call;
+     * the reply an array of each call's reply, an error reply where a call failed. decide-batch.lua
+     * is one. A call of more than {@value #MAX_KEYS} keys or arguments goes on its own.
+     */
+    record BatchScript(byte[] sha, byte[] script) {
+
+        static final int MAX_KEYS = 255;
+
+        /** Whether {@code c} can go in a call of this script. */
+        static boolean fits(Call c) {
+            return c.batch != null && c.keys.size() <= MAX_KEYS && c.args.size() <= MAX_KEYS;
+        }
+
+        /** One call of this script for {@code calls}. */
+        Command command(List<Call> calls) {
+            int keys = 0;
+            for (Call c : calls) keys += c.keys.size();
+            byte[] layout = new byte[2 * calls.size()];
+            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys);
+            for (int i = 0; i < calls.size(); i++) {
+                Call c = calls.get(i);
+                layout[2 * i] = (byte) c.keys.size();
+                layout[2 * i + 1] = (byte) c.args.size();
+                for (byte[] k : c.keys) arguments.add(k);
+            }
+            arguments.add(layout);
+            for (Call c : calls) {
+                for (byte[] a : c.args) arguments.add(a);
+            }
+            return new Command(sha, script, arguments, calls, true);
+        }
+    }
+
+    /** What goes to Redis for one or more calls: their command and what it needs on NOSCRIPT. */
+    private record Command(byte[] sha, byte[] script, CommandArguments arguments, List<Call> calls, boolean batched) {
+    }
+
     /** One script call and, once settled, its outcome. */
     private static final class Call {
         static final int QUEUED = 0;
@@ -477,7 +590,10 @@ final class SharedRoundTrips {
 
         final byte[] sha;
         final byte[] script;
-        final CommandArguments command;
+        final List<byte[]> keys;
+        final List<byte[]> args;
+        /** The script to run it with others in one call, or null. */
+        final BatchScript batch;
         final Thread caller = Thread.currentThread();
         final long queuedAt = System.nanoTime();
         volatile int state = QUEUED;
@@ -487,13 +603,20 @@ final class SharedRoundTrips {
         JedisException failure;
         boolean alone;
 
-        Call(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args) {
+        Call(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args, BatchScript batch) {
             this.sha = sha;
             this.script = script;
+            this.keys = keys;
+            this.args = args;
+            this.batch = batch;
+        }
+
+        /** Its own {@code EVALSHA}. */
+        CommandArguments command() {
             CommandArguments c = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys.size());
             for (byte[] k : keys) c.add(k);
             for (byte[] a : args) c.add(a);
-            this.command = c;
+            return c;
         }
 
         boolean take() {

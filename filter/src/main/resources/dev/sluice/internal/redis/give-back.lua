@@ -7,7 +7,7 @@ place (SETRANGE, which keeps the key's TTL: the state is only ever better, and R
 SET ... KEEPTTL) before the algorithm's fragment evaluates it. A state of another
 algorithm or format, or one whose take can no longer be found, gets nothing.
 
-Once only: the take's token is added to the once key (KEYS[n + i], a sorted set) scored by the
+Once only: the take's token is added to the once key (KEYS[base + n + i], a sorted set) scored by the
 moment after which this give-back could change nothing any more (the take's count has ended or
 faded out, its bucket would be full), one window later still for a caller whose clock lags; a token
 already there gives nothing back. The once key expires with its latest such moment plus MARGIN, and
@@ -22,7 +22,7 @@ if void < now then
   void = now
 end
 void = void + window
-local once = KEYS[n + i]
+local once = KEYS[base + n + i]
 call('ZREMRANGEBYSCORE', once, '-inf', format('(%d', now))
 if call('ZADD', once, 'NX', void, string.sub(tokens, 8 * i - 7, 8 * i)) == 0 then
   taken_ms = nil -- given back before: this is the same give-back again

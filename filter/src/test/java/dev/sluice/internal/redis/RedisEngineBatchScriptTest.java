@@ -1,0 +1,206 @@
+package dev.sluice.internal.redis;
+
+import dev.sluice.config.SluiceConfig;
+import dev.sluice.internal.LimiterStack;
+import dev.sluice.internal.metrics.SluiceMetrics;
+import dev.sluice.key.ClientKey;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Clock;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.RedisProcess;
+import dev.sluice.testing.TestRedis;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisPooled;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import static dev.sluice.internal.redis.SharedRoundTripsTest.calls;
+import static dev.sluice.internal.redis.SharedRoundTripsTest.info;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * On standalone (and Sentinel), the requests that share a round trip go as one call of
+ * decide-batch.lua: one script call and one {@code TIME} for the batch, each request decided as it
+ * would have been alone, and a request whose decision fails in Redis fails alone, for its failure
+ * policy, the others decided.
+ */
+class RedisEngineBatchScriptTest {
+
+    private final ExecutorService requests = Executors.newCachedThreadPool();
+    private final String prefix = TestRedis.uniquePrefix("batch");
+
+    @AfterEach
+    void stop() {
+        requests.shutdownNow();
+    }
+
+    private static List<Acquisition> one(Rule rule, String client) {
+        return List.of(new Acquisition(rule, ClientKey.parse(client)));
+    }
+
+    private static void resetStats(RedisProcess redis) {
+        try (Jedis j = new Jedis("127.0.0.1", redis.port())) {
+            j.configResetStat();
+        }
+    }
+
+    @Test
+    void requestsSharingARoundTripGoAsOneScriptCallWithOneTimeEachDecidedAsAlone() throws Exception {
+        try (RedisProcess redis = RedisProcess.start();
+             JedisPooled jedis = new JedisPooled(new HostAndPort("127.0.0.1", redis.port()), DefaultJedisClientConfig.builder()
+                     .socketTimeoutMillis(10_000).clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build())) {
+            RedisEngine engine = new RedisEngine(jedis, prefix, true, Clock.SYSTEM, false);
+            Rule each = Rule.of("each", Algorithm.TOKEN_BUCKET, 1, Duration.ofMinutes(1));
+            Rule both = Rule.of("both", Algorithm.FIXED_WINDOW, 100, Duration.ofMinutes(1));
+            engine.decide(one(each, "warm-up")); // the scripts loaded
+            resetStats(redis);
+            long warm = engine.roundTrips().roundTrips();
+            List<Supplier<Decision>> twicePerClient = new ArrayList<>();
+            for (int c = 0; c < 6; c++) {
+                String client = "c" + c;
+                twicePerClient.add(() -> engine.decide(one(each, client)));
+                twicePerClient.add(() -> engine.decide(List.of(new Acquisition(each, ClientKey.parse(client)),
+                        new Acquisition(both, ClientKey.parse("all")))));
+            }
+
+            Batches.Started<Decision> started = Batches.behindAFirstCall(redis, engine.roundTrips(), requests,
+                    () -> engine.decide(one(each, "first")), twicePerClient, true);
+
+            assertThat(started.first().get(10, TimeUnit.SECONDS).allowed()).isTrue();
+            for (int i = 0; i < started.queued().size(); i++) {
+                Decision d = started.queued().get(i).get(10, TimeUnit.SECONDS);
+                if (i % 2 == 0) {
+                    assertThat(d.allowed()).as("request " + i + ", the client's first").isTrue();
+                } else {
+                    assertThat(d.rules()).extracting(RuleDecision::allowed).as("request " + i + ", the client's second")
+                            .containsExactly(false, true);
+                    assertThat(d.allowed()).isFalse();
+                    assertThat(d.rules().get(0).retryAfterMs()).isBetween(1L, 60_000L);
+                }
+            }
+            String stats = info(redis, "commandstats");
+            assertThat(calls(stats, "evalsha")).as("the first call, the filler, one for the twelve requests")
+                    .isEqualTo(2 + started.fillers());
+            assertThat(calls(stats, "time")).as("the first call's TIME, one for the batch").isEqualTo(2);
+            assertThat(engine.roundTrips().roundTrips() - warm).as("round trips").isEqualTo(2 + started.fillers());
+            // the fixed window counted nothing for the denied requests: 100 - 0 taken before this one
+            assertThat(engine.decide(one(both, "all")).rules().get(0).remaining()).isEqualTo(99);
+        }
+    }
+
+    /**
+     * A key whose state makes its decision fail in Redis (a sliding-window counter whose window ends
+     * in ~1e300 ms: the expiry it would write is invalid, so the script's SET errs) shares a batch with
+     * other requests: they are decided by Redis as if it were not there, and it alone fails, decided by
+     * its rule's failure policy (open: the local backstop), counted as one Redis error.
+     */
+    @Test
+    void aRequestWhoseDecisionFailsInABatchFailsAloneToItsFailurePolicyAndTheOthersAreDecided() throws Exception {
+        Rule api = Rule.of("api", Algorithm.SLIDING_WINDOW_COUNTER, 1, Duration.ofMinutes(1));
+        try (RedisProcess redis = RedisProcess.start()) {
+            SluiceConfig config = SluiceConfig.builder().rule(api).redisUrl(redis.url()).redisTimeout(Duration.ofSeconds(10))
+                    .breakerFailureThreshold(100).deniedCache(false).keyPrefix(prefix).build();
+            SluiceMetrics metrics = new SluiceMetrics();
+            try (LimiterStack stack = LimiterStack.build(config, Clock.SYSTEM, null, metrics);
+                 Jedis direct = new Jedis("127.0.0.1", redis.port())) {
+                assertThat(stack.limiter().decide(one(api, "warm-up")).rules().get(0).source())
+                        .isEqualTo(RuleDecision.Source.REDIS);
+                byte[] poisoned = stack.redis().key(api, ClientKey.parse("poisoned")).getBytes(StandardCharsets.UTF_8);
+                direct.set(poisoned, ByteBuffer.allocate(25).order(ByteOrder.LITTLE_ENDIAN)
+                        .put((byte) 2).putDouble(1e300).putDouble(0).putDouble(0).array());
+                resetStats(redis);
+                List<String> clients = List.of("c0", "poisoned", "c1", "c0", "c2", "c1");
+                List<Supplier<Decision>> batch = new ArrayList<>();
+                for (String client : clients) batch.add(() -> stack.limiter().decide(one(api, client)));
+
+                Batches.Started<Decision> started = Batches.behindAFirstCall(redis, stack.redis().roundTrips(), requests,
+                        () -> stack.limiter().decide(one(api, "first")), batch, true);
+
+                assertThat(started.first().get(10, TimeUnit.SECONDS).allowed()).isTrue();
+                List<RuleDecision> decided = new ArrayList<>();
+                for (var f : started.queued()) decided.add(f.get(10, TimeUnit.SECONDS).rules().get(0));
+                assertThat(decided).extracting(RuleDecision::source).containsExactly(RuleDecision.Source.REDIS,
+                        RuleDecision.Source.BACKSTOP, RuleDecision.Source.REDIS, RuleDecision.Source.REDIS,
+                        RuleDecision.Source.REDIS, RuleDecision.Source.REDIS);
+                assertThat(decided).extracting(RuleDecision::allowed).as("c0, poisoned (open), c1, c0 again, c2, c1 again")
+                        .containsExactly(true, true, true, false, true, false);
+                assertThat(calls(info(redis, "commandstats"), "evalsha")).as("the first call, the filler, one for the batch")
+                        .isEqualTo(2 + started.fillers());
+                assertThat(metrics.view().getRedisErrors()).as("the poisoned request's failure, once").isEqualTo(1);
+                assertThat(metrics.view().getFallbackDecisions()).isEqualTo(1);
+                assertThat(direct.get(poisoned)).as("the poisoned state untouched").hasSize(25);
+            }
+        }
+    }
+
+    /**
+     * decide-batch.lua answers each request of a batch byte for byte as decide-one.lua answers it in a
+     * call of its own: random requests of one or two rules (every algorithm, shadow and evaluate-only
+     * modes, costs above 1) over a few clients, on the instance's clock, batch after batch against
+     * one prefix and call after call against another.
+     */
+    @Test
+    void theBatchScriptAnswersEachRequestByteForByteAsItsOwnCallWould() {
+        try (RedisProcess redis = RedisProcess.start(); Jedis jedis = new Jedis("127.0.0.1", redis.port())) {
+            byte[] one = jedis.scriptLoad(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8));
+            byte[] batch = jedis.scriptLoad(RedisEngine.BATCH_SCRIPT.getBytes(StandardCharsets.UTF_8));
+            Random random = new Random(17);
+            double now = 1_764_500_000_000d;
+            for (int round = 0; round < 40; round++) {
+                now += random.nextInt(3) * random.nextInt(800);
+                int size = 1 + random.nextInt(16);
+                List<byte[]> batchKeys = new ArrayList<>();
+                List<byte[]> batchArgs = new ArrayList<>();
+                byte[] layout = new byte[2 * size];
+                List<byte[]> alone = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    int rules = 1 + random.nextInt(2);
+                    ByteBuffer request = ByteBuffer.allocate(8 + 42 * rules).order(ByteOrder.LITTLE_ENDIAN).putDouble(now);
+                    List<String> names = new ArrayList<>();
+                    for (int i = 0; i < rules; i++) {
+                        int algorithm = 1 + random.nextInt(6);
+                        String name = "r" + algorithm + "-" + i + ":c" + random.nextInt(4);
+                        names.add(name);
+                        int limit = 1 + random.nextInt(4);
+                        int mode = random.nextInt(10) == 0 ? 1 + random.nextInt(2) : 0;
+                        request.put((byte) algorithm).put((byte) mode).putDouble(limit).putDouble(1000 * (1 + random.nextInt(3)))
+                                .putDouble(limit + random.nextInt(2)).putDouble(0).putDouble(1 + random.nextInt(2));
+                    }
+                    layout[2 * r] = (byte) rules;
+                    layout[2 * r + 1] = 1;
+                    batchArgs.add(request.array());
+                    for (String name : names) batchKeys.add(("a{" + name + "}").getBytes(StandardCharsets.UTF_8));
+                    List<byte[]> keys = new ArrayList<>();
+                    for (String name : names) keys.add(("b{" + name + "}").getBytes(StandardCharsets.UTF_8));
+                    alone.add((byte[]) jedis.evalsha(one, keys, List.of(request.array())));
+                }
+                List<byte[]> args = new ArrayList<>();
+                args.add(layout);
+                args.addAll(batchArgs);
+                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, args);
+                assertThat(replies).hasSize(size);
+                for (int r = 0; r < size; r++) {
+                    assertThat((byte[]) replies.get(r)).as("round " + round + ", request " + r).isEqualTo(alone.get(r));
+                }
+            }
+        }
+    }
+}
