@@ -120,8 +120,11 @@ abstract class DistributionContract implements EveryContainer {
         assertThat(now).as("no Sluice thread outlives its application").noneMatch(n -> n.startsWith("sluice-"));
         // the container's pools may shrink meanwhile and hide a leaked thread in the total: no kind of thread may grow
         Map<String, Long> kinds = kinds(baseline);
-        kinds(now).forEach((kind, n) -> assertThat(n).as("threads named like '%s'", kind)
-                .isLessThanOrEqualTo(kinds.getOrDefault(kind, 0L)));
+        kinds(now).forEach((kind, n) -> {
+            if (!GROWS_ON_DEMAND.contains(kind)) {
+                assertThat(n).as("threads named like '%s'", kind).isLessThanOrEqualTo(kinds.getOrDefault(kind, 0L));
+            }
+        });
         assertNoLeakWarnings(server);
     }
 
@@ -254,6 +257,15 @@ abstract class DistributionContract implements EveryContainer {
     }
 
     /** Thread names with their numbers blanked: a pool's threads are one kind. */
+    /**
+     * Container pools that start threads on demand for the container's own work, a deployment's
+     * services among it, and keep them a while: WildFly's MSC pool grew from 15 to 18 across the
+     * cycles once while the machine was loaded (the total stayed at or below its baseline). A thread
+     * an application leaks is not one of these (it runs the application's code, under its own name:
+     * {@code sluice-*}, commons-pool's evictor, Jedis's listeners).
+     */
+    private static final java.util.Set<String> GROWS_ON_DEMAND = java.util.Set.of("ServerService Thread Pool -- #");
+
     private static Map<String, Long> kinds(List<String> names) {
         return names.stream().collect(java.util.stream.Collectors.groupingBy(n -> n.replaceAll("[0-9]+", "#"),
                 java.util.stream.Collectors.counting()));
