@@ -9,6 +9,8 @@ import dev.sluice.internal.http.DelayedAdmission;
 import dev.sluice.internal.http.GatedRequest;
 import dev.sluice.internal.http.QuotaExceededProblem;
 import dev.sluice.internal.http.RateLimitHeaders;
+import dev.sluice.internal.lease.Leases;
+import dev.sluice.http.ActualCost;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.http.ResponseStatuses;
 import dev.sluice.key.CidrSet;
@@ -23,6 +25,7 @@ import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -93,6 +96,8 @@ public class RateLimitFilter implements Filter {
     private ConfigReloader reloader;
     private final AtomicLong lastDryRunLog = new AtomicLong();
     private final AtomicLong dryRunDenials = new AtomicLong();
+    private final AtomicLong lastCostNotStatedLog = new AtomicLong();
+    private final AtomicLong costsNotStated = new AtomicLong();
     private final AtomicBoolean nonIpPeerLogged = new AtomicBoolean();
 
     /**
@@ -117,7 +122,7 @@ public class RateLimitFilter implements Filter {
 
     /** A rule with its HTTP side, prepared once. */
     private record Binding(Figures own, RequestMatcher matcher, ClientKeyResolver key, ClientKeyResolver plan,
-                           Map<String, Figures> plans, ResponseStatuses count) {
+                           Map<String, Figures> plans, ResponseStatuses count, ActualCost actualCost) {
 
         /**
          * The figures for this request: the plan's named by the request, else the rule's own;
@@ -148,8 +153,11 @@ public class RateLimitFilter implements Filter {
         final boolean readsForwardedHeader;
         final String forwardedHeader;
         final boolean delays;
-        /** Whether any rule counts only some statuses: else no request has anything to give back. */
-        final boolean givesBack;
+        /**
+         * Whether any rule settles something when a request completes (counts only some statuses, settles
+         * its cost after the response, or holds a concurrency slot): else no request has anything to settle.
+         */
+        final boolean settles;
 
         Setup(SluiceConfig config, ClassLoader loader) {
             this.config = config;
@@ -170,7 +178,7 @@ public class RateLimitFilter implements Filter {
                 }
                 ClientKeyResolver plan = rc.planKey() == null ? null : new ClientKeyResolver(rc.planKey(), clientIps, loader);
                 list.add(new Binding(Figures.of(rc.rule()), rc.match(), new ClientKeyResolver(expression, clientIps, loader, rc.keyCase()),
-                        plan, plans, rc.count()));
+                        plan, plans, rc.count(), rc.actualCost()));
                 delaying |= !rc.rule().maxDelay().isZero();
                 needsAddress |= expression.uses(KeyExpression.Kind.IP)
                         || (rc.planKey() != null && rc.planKey().uses(KeyExpression.Kind.IP));
@@ -180,7 +188,8 @@ public class RateLimitFilter implements Filter {
             this.headers = new RateLimitHeaders(config.headers());
             this.statusCode = config.statusCode();
             this.delays = delaying;
-            this.givesBack = config.rules().stream().anyMatch(r -> r.count() != null);
+            this.settles = config.rules().stream().anyMatch(r -> r.count() != null || r.actualCost() != null
+                    || r.rule().algorithm().isConcurrency());
         }
     }
 
@@ -315,12 +324,12 @@ public class RateLimitFilter implements Filter {
             return;
         }
         Admitted admitted = (Admitted) outcome;
-        GiveBack giveBack = admitted.giveBack;
+        Completion completion = admitted.completion;
         DelayedAdmission held = delays;
         try {
             if (admitted.delayMs > 0 && held != null) {
                 if (!held.admitAfter(admitted.delayMs, state.setup.config.maxHeldRequests(), gated, response, chain)) {
-                    refuseHeldAtCapacity(state.setup, response, admitted.acquisitions, admitted.decision);
+                    refuseHeldAtCapacity(state.setup, response, admitted);
                     return;
                 }
             } else {
@@ -329,16 +338,16 @@ public class RateLimitFilter implements Filter {
         } catch (IOException | ServletException | RuntimeException | Error failed) {
             // What the client saw: the status already sent (a client that disconnected while the
             // application wrote its answer), else the 500 the container will send.
-            List<GiveBack> later = state.firstDispatchDone();
+            List<Completion> later = state.firstDispatchDone();
             if (!request.isAsyncStarted()) {
                 int status = response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
-                if (giveBack != null) giveBack.settle(status);
-                for (GiveBack g : later) g.settle(status);
+                if (completion != null) completion.settle(status, request, response);
+                for (Completion c : later) c.settle(status, request, response);
             }
             throw failed;
         }
-        if (giveBack != null) giveBack.settleWhenComplete(request, response);
-        for (GiveBack later : state.firstDispatchDone()) later.settleWhenComplete(request, response);
+        if (completion != null) completion.settleWhenComplete(request, response);
+        for (Completion later : state.firstDispatchDone()) later.settleWhenComplete(request, response);
     }
 
     /**
@@ -362,7 +371,7 @@ public class RateLimitFilter implements Filter {
             DelayedAdmission.ThreadHold hold = held.holdThread(admitted.delayMs, state.setup.config.maxHeldRequests(), response);
             if (hold == DelayedAdmission.ThreadHold.AT_CAPACITY) {
                 if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
-                refuseHeldAtCapacity(state.setup, response, admitted.acquisitions, admitted.decision);
+                refuseHeldAtCapacity(state.setup, response, admitted);
                 return;
             }
             if (hold == DelayedAdmission.ThreadHold.ANSWERED) return;
@@ -370,20 +379,21 @@ public class RateLimitFilter implements Filter {
         try {
             target.run();
         } catch (IOException | ServletException | RuntimeException | Error failed) {
-            if (admitted.giveBack != null && !request.isAsyncStarted()) {
-                admitted.giveBack.settle(response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR);
+            if (admitted.completion != null && !request.isAsyncStarted()) {
+                admitted.completion.settle(response.isCommitted() ? response.getStatus()
+                        : HttpServletResponse.SC_INTERNAL_SERVER_ERROR, request, response);
             }
             throw failed;
         }
-        if (admitted.giveBack != null) state.settleWhenDone(admitted.giveBack, request, response);
+        if (admitted.completion != null) state.settleWhenDone(admitted.completion, request, response);
     }
 
     /** What deciding one dispatch came to. */
     private sealed interface Outcome permits Admitted, Refused {
     }
 
-    /** Admitted (or no rule applied): what it gives back once its status is known, how long it waits for its slot. */
-    private record Admitted(GiveBack giveBack, long delayMs, List<Acquisition> acquisitions, Decision decision)
+    /** Admitted (or no rule applied): what it settles once it is complete, how long it waits for its drain slot. */
+    private record Admitted(Completion completion, long delayMs, List<Acquisition> acquisitions, Decision decision)
             implements Outcome {
         /** Admitted (or no rule applied) with nothing to give back and no slot to wait for. */
         static final Admitted AT_ONCE = new Admitted(null, 0, null, null);
@@ -441,9 +451,9 @@ public class RateLimitFilter implements Filter {
         }
         if (decision.allowed()) {
             if (!decision.shadowDenied().isEmpty()) logDryRun(decision);
-            GiveBack giveBack = s.givesBack ? GiveBack.of(sluice, applied, acquisitions, decision) : null;
-            return giveBack == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE
-                    : new Admitted(giveBack, decision.delayMs(), acquisitions, decision);
+            Completion completion = s.settles ? Completion.of(this, applied, acquisitions, decision) : null;
+            return completion == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE
+                    : new Admitted(completion, decision.delayMs(), acquisitions, decision);
         }
         if (decision.unavailable()) {
             long retryAfter = RateLimitHeaders.retryAfterSeconds(unavailableRetryMs(decision));
@@ -468,7 +478,7 @@ public class RateLimitFilter implements Filter {
         private boolean resolved;
         private ClientAddress client;
         boolean exempt;
-        private List<GiveBack> later;
+        private List<Completion> later;
         private boolean firstDispatchDone;
 
         ClientRequest(Setup setup) {
@@ -501,19 +511,19 @@ public class RateLimitFilter implements Filter {
          * with the request (an include's status is the including servlet's to set), or now if that
          * first dispatch has already returned (a dispatch from an asynchronous cycle).
          */
-        synchronized void settleWhenDone(GiveBack giveBack, HttpServletRequest request, HttpServletResponse response) {
+        synchronized void settleWhenDone(Completion completion, HttpServletRequest request, HttpServletResponse response) {
             if (firstDispatchDone) {
-                giveBack.settleWhenComplete(request, response);
+                completion.settleWhenComplete(request, response);
                 return;
             }
             if (later == null) later = new ArrayList<>(2);
-            later.add(giveBack);
+            later.add(completion);
         }
 
         /** The first dispatch is over: the give-backs of its later dispatches, for it to settle. */
-        synchronized List<GiveBack> firstDispatchDone() {
+        synchronized List<Completion> firstDispatchDone() {
             firstDispatchDone = true;
-            List<GiveBack> mine = later == null ? List.of() : later;
+            List<Completion> mine = later == null ? List.of() : later;
             later = null;
             return mine;
         }
@@ -522,10 +532,11 @@ public class RateLimitFilter implements Filter {
     /**
      * A request admitted with a delay while {@code max-held-requests} are held already: refused at
      * once, as a full queue refuses it, naming the rules that would have held it, and what its rules
-     * took given back (a refused request takes nothing).
+     * took given back (a refused request takes nothing; its concurrency slots are released).
      */
-    private void refuseHeldAtCapacity(Setup s, HttpServletResponse response, List<Acquisition> acquisitions,
-                                      Decision decision) throws IOException {
+    private void refuseHeldAtCapacity(Setup s, HttpServletResponse response, Admitted admitted) throws IOException {
+        List<Acquisition> acquisitions = admitted.acquisitions;
+        Decision decision = admitted.decision;
         List<Acquisition> took = new ArrayList<>(acquisitions.size());
         List<RuleDecision> taken = new ArrayList<>(acquisitions.size());
         List<RuleDecision> delaying = new ArrayList<>(1);
@@ -536,6 +547,7 @@ public class RateLimitFilter implements Filter {
             taken.add(r);
             if (r.delayMs() > 0 && !r.rule().dryRun()) delaying.add(r);
         }
+        if (admitted.completion != null) admitted.completion.cancel(); // given back here, whatever it would have settled
         sluice.giveBack(took, taken);
         sluice.recorder().recordHeldRefused();
         long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.delayMs());
@@ -561,43 +573,61 @@ public class RateLimitFilter implements Filter {
     }
 
     /**
-     * What an admitted request gives back once its final status is known: the rules with a
-     * {@code count} that does not include the status, which took their cost (a shadow rule that
-     * denied took nothing). The container hears of it through an {@link AsyncListenerAdapter}.
+     * What an admitted request settles once it is complete and its final status known, in one call for
+     * all its rules: a rule whose {@code count} does not include the status gives back what it took; a
+     * rule with an {@code actual-cost} settles the difference between the cost the application stated and
+     * what it took (nothing when the status did not count); a concurrency rule releases its slot. Once,
+     * whichever way the request ends. The container tells of an asynchronous request's completion through
+     * an {@link AsyncListenerAdapter}.
      */
-    private static final class GiveBack implements AsyncListenerAdapter.Events {
-        private final Sluice sluice;
+    private static final class Completion implements AsyncListenerAdapter.Events {
+        private final RateLimitFilter filter;
+        /** The rules that count only some statuses or settle their cost, as decided, and what each took. */
         private final List<Acquisition> acquisitions;
         private final List<RuleDecision> taken;
+        /** Per rule above: the statuses that count, or null for all. */
         private final ResponseStatuses[] counts;
+        /** Per rule above: where its actual cost is stated, or null (its cost stands). */
+        private final ActualCost[] actualCosts;
+        /** The request's concurrency slots, or null. */
+        private final Leases.Held slots;
         private final AtomicBoolean settled = new AtomicBoolean();
 
-        private GiveBack(Sluice sluice, List<Acquisition> acquisitions, List<RuleDecision> taken, ResponseStatuses[] counts) {
-            this.sluice = sluice;
+        private Completion(RateLimitFilter filter, List<Acquisition> acquisitions, List<RuleDecision> taken,
+                           ResponseStatuses[] counts, ActualCost[] actualCosts, Leases.Held slots) {
+            this.filter = filter;
             this.acquisitions = acquisitions;
             this.taken = taken;
             this.counts = counts;
+            this.actualCosts = actualCosts;
+            this.slots = slots;
         }
 
-        /** The give-back of this request, or {@code null} when no rule that took counts only some statuses. */
-        static GiveBack of(Sluice sluice, List<Binding> applied, List<Acquisition> acquisitions, Decision decision) {
+        /** What this admitted request settles when complete, or {@code null} when nothing. */
+        static Completion of(RateLimitFilter filter, List<Binding> applied, List<Acquisition> acquisitions, Decision decision) {
             List<Acquisition> a = null;
             List<RuleDecision> t = null;
             List<ResponseStatuses> c = null;
+            List<ActualCost> costs = null;
             for (int i = 0, n = applied.size(); i < n; i++) {
-                ResponseStatuses count = applied.get(i).count;
+                Binding b = applied.get(i);
                 RuleDecision r = decision.rules().get(i);
-                if (count == null || !r.allowed()) continue;
+                if (b.count == null && b.actualCost == null || !r.taken()) continue;
                 if (a == null) {
                     a = new ArrayList<>(n);
                     t = new ArrayList<>(n);
                     c = new ArrayList<>(n);
+                    costs = new ArrayList<>(n);
                 }
                 a.add(acquisitions.get(i));
                 t.add(r);
-                c.add(count);
+                c.add(b.count);
+                costs.add(b.actualCost);
             }
-            return a == null ? null : new GiveBack(sluice, a, t, c.toArray(new ResponseStatuses[0]));
+            Leases.Held slots = filter.sluice.leases().hold(acquisitions, decision);
+            if (a == null && slots == null) return null;
+            return a == null ? new Completion(filter, List.of(), List.of(), new ResponseStatuses[0], new ActualCost[0], slots)
+                    : new Completion(filter, a, t, c.toArray(new ResponseStatuses[0]), costs.toArray(new ActualCost[0]), slots);
         }
 
         /** Settles now, or when the request completes if it went asynchronous. */
@@ -605,41 +635,70 @@ public class RateLimitFilter implements Filter {
             if (request.isAsyncStarted()) {
                 request.getAsyncContext().addListener(new AsyncListenerAdapter(this), request, response);
             } else {
-                settle(response.getStatus());
+                settle(response.getStatus(), request, response);
             }
         }
 
-        /** Gives back what the rules whose count does not include {@code status} took. Once. */
-        void settle(int status) {
+        /** Settles, once, for a response of {@code status}: see the class comment. */
+        void settle(int status, ServletRequest request, ServletResponse response) {
             if (!settled.compareAndSet(false, true)) return;
-            List<Acquisition> back = null;
-            List<RuleDecision> backTaken = null;
+            List<Settlement> out = new ArrayList<>(counts.length + 1);
+            if (slots != null) out.addAll(slots.release());
             for (int i = 0; i < counts.length; i++) {
-                if (counts[i].contains(status)) continue;
-                if (back == null) {
-                    back = new ArrayList<>(counts.length);
-                    backTaken = new ArrayList<>(counts.length);
+                Acquisition a = acquisitions.get(i);
+                if (counts[i] != null && !counts[i].contains(status)) {
+                    out.add(Settlement.giveBack(a, taken.get(i))); // a response that does not count costs nothing
+                } else if (actualCosts[i] != null) {
+                    long actual = request instanceof HttpServletRequest http && response instanceof HttpServletResponse r
+                            ? actualCosts[i].read(http, r) : ActualCost.NONE;
+                    if (actual == ActualCost.NONE) {
+                        filter.costNotStated(a.rule(), actualCosts[i]);
+                        continue;
+                    }
+                    Settlement difference = Settlement.ofActualCost(a, taken.get(i), actual);
+                    if (difference != null) out.add(difference);
                 }
-                back.add(acquisitions.get(i));
-                backTaken.add(taken.get(i));
             }
-            if (back == null) return;
+            if (out.isEmpty()) return;
             try {
-                sluice.giveBack(back, backTaken);
+                filter.sluice.settle(out);
             } catch (RuntimeException e) {
-                log.debug("Sluice [{}]: giving back failed (the request counts)", sluice.name(), e);
+                log.debug("Sluice [{}]: settling a request failed (what it took stands; its slots free with their"
+                        + " leases)", filter.sluice.name(), e);
             }
+        }
+
+        /** Settles nothing: what the request took was given back in another way (it was refused after all). */
+        void cancel() {
+            if (settled.compareAndSet(false, true) && slots != null) slots.release();
         }
 
         @Override
         public void onComplete(AsyncEvent event) {
-            settle(((HttpServletResponse) event.getSuppliedResponse()).getStatus());
+            settle(((HttpServletResponse) event.getSuppliedResponse()).getStatus(), event.getSuppliedRequest(),
+                    event.getSuppliedResponse());
         }
 
         @Override
         public void onStartAsync(AsyncEvent event) {
             event.getAsyncContext().addListener(new AsyncListenerAdapter(this), event.getSuppliedRequest(),
                     event.getSuppliedResponse());
+        }
+    }
+
+    /**
+     * A response of a rule with {@code actual-cost} stated no usable cost: its estimate stands. Logged at
+     * most once a minute, with how many since.
+     */
+    private void costNotStated(Rule rule, ActualCost source) {
+        costsNotStated.incrementAndGet();
+        long now = System.nanoTime();
+        long last = lastCostNotStatedLog.get();
+        if ((last == 0 || now - last >= 60_000_000_000L) && lastCostNotStatedLog.compareAndSet(last, now)) {
+            long count = costsNotStated.getAndSet(0);
+            log.warn("Sluice [{}]: {} of rule {} stated no cost in {} (absent, negative or not a whole"
+                    + " number): the estimate, cost={}, stood. Logged at most once a minute.", instance,
+                    count == 1 ? "a response" : count + " responses", rule.name(), source, rule.cost());
         }
     }
 

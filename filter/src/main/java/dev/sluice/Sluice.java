@@ -1,10 +1,10 @@
 package dev.sluice;
 
-import dev.sluice.limiter.RuleDecision;
 import dev.sluice.config.ConfigLoader;
 import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.internal.LimiterStack;
+import dev.sluice.internal.lease.Leases;
 import dev.sluice.internal.metrics.Micrometer;
 import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.key.ClientKey;
@@ -14,12 +14,15 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.metrics.RateLimiterMXBean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,6 +70,8 @@ public final class Sluice implements AutoCloseable {
     private final LimiterStack stack;
     private final RateLimiter limiter;
     private final SluiceMetrics metrics;
+    /** The concurrency slots held by this limiter's requests, renewed while they run. */
+    private final Leases leases;
     private final Executor asyncExecutor;
     /** Created on first use of the asynchronous methods: a filter never starts it. */
     private ScheduledExecutorService ownThreads; // guarded by this
@@ -79,6 +84,8 @@ public final class Sluice implements AutoCloseable {
         metrics.updateRules(List.copyOf(rules.values()));
         this.stack = LimiterStack.build(config, b.clock, b.redis, metrics);
         this.limiter = stack.limiter();
+        this.leases = new Leases(limiter, metrics::name, System::nanoTime, true);
+        metrics.leases(leases::slotsHeld, leases::lost);
         this.asyncExecutor = b.asyncExecutor != null ? b.asyncExecutor : task -> ownThreads().execute(task);
         metrics.operations(new SluiceMetrics.Operations() {
             @Override
@@ -269,14 +276,14 @@ public final class Sluice implements AutoCloseable {
      * @param acquisitions the acquisitions to give back, as they were decided
      * @param taken        the {@link RuleDecision} of each, in the same order, from the decision that admitted them
      */
-    public void giveBack(List<Acquisition> acquisitions, List<dev.sluice.limiter.RuleDecision> taken) {
+    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
         if (acquisitions.size() != taken.size()) {
             throw new IllegalArgumentException("one rule decision per acquisition: " + acquisitions.size() + " vs "
                     + taken.size());
         }
         if (acquisitions.isEmpty()) return;
         // bounded by the figures in force now (a reload, a plan's new figures, since the request was decided)
-        List<Acquisition> inForce = new java.util.ArrayList<>(acquisitions.size());
+        List<Acquisition> inForce = new ArrayList<>(acquisitions.size());
         for (Acquisition a : acquisitions) inForce.add(inForce(a));
         limiter.giveBack(inForce, taken);
     }
@@ -291,6 +298,79 @@ public final class Sluice implements AutoCloseable {
         Rule now = plan == null ? own : plan.rule();
         if (now == null || now == decided || now.algorithm() != decided.algorithm()) return a;
         return new Acquisition(now, a.clientKey(), a.cost());
+    }
+
+    /**
+     * Takes a slot of the concurrency rule {@code ruleName} ({@code algorithm=concurrency}) for
+     * {@code clientKey}, if fewer than its limit of that client's requests are in flight, fleet-wide.
+     * Never waits. The slot is held, and renewed in the background, until the returned lease is closed:
+     * use it in a try-with-resources. A denied request's lease holds nothing.
+     *
+     * @throws IllegalArgumentException if the rule is not a concurrency rule
+     */
+    public Lease tryAcquireSlot(String ruleName, ClientKey clientKey) {
+        return tryAcquireSlot(ruleName, null, clientKey);
+    }
+
+    /** {@link #tryAcquireSlot(String, ClientKey)} with the limit of the client's {@code plan}. */
+    public Lease tryAcquireSlot(String ruleName, String plan, ClientKey clientKey) {
+        Rule figures = rule(ruleName, plan);
+        if (!rule(ruleName).algorithm().isConcurrency()) {
+            throw new IllegalArgumentException("rule " + ruleName + " is " + rule(ruleName).algorithm().id()
+                    + ", not a concurrency rule: use tryAcquire");
+        }
+        return figures == null ? new Lease(this, List.of(), Decision.none(), null)
+                : begin(List.of(new Acquisition(figures, clientKey)));
+    }
+
+    /**
+     * Decides several rules for one request atomically, as {@link #decide}, and holds what the request
+     * needs until it completes: the slots of its concurrency rules (renewed while it runs, released when
+     * the lease is closed), and what each rule took, for {@link Lease#settle} once its actual cost is known.
+     */
+    public Lease begin(List<Acquisition> acquisitions) {
+        List<Acquisition> request = List.copyOf(acquisitions);
+        Decision decision = decide(request);
+        return new Lease(this, request, decision, decision.allowed() ? leases.hold(request, decision) : null);
+    }
+
+    /**
+     * Settles the cost a request admitted by {@code taken} really had on its rule, once (sent again, it
+     * changes nothing): the difference from {@code acquisition}'s cost (what it took, an estimate) is
+     * charged, past the limit if need be, or given back (never leaving the client better off than if the
+     * request had cost that much); nothing when they are equal. Best effort, as {@link #giveBack}.
+     *
+     * @throws IllegalArgumentException if {@code actualCost} is negative, or the rule cannot settle a cost
+     *                                  (sliding-window-log, leaky-bucket, concurrency, or an approximate rule)
+     */
+    public void settle(Acquisition acquisition, RuleDecision taken, long actualCost) {
+        Rule rule = acquisition.rule();
+        if (!rule.algorithm().settlesCost() || rule.approximate()) {
+            throw new IllegalArgumentException("rule " + rule.name() + " (" + rule.algorithm().id()
+                    + (rule.approximate() ? ", approximate" : "") + ") settles no cost after the response");
+        }
+        if (!taken.taken()) {
+            if (actualCost < 0) throw new IllegalArgumentException("an actual cost is 0 or more, not " + actualCost);
+            return;
+        }
+        Settlement settlement = Settlement.ofActualCost(inForce(acquisition), taken, actualCost);
+        if (settlement != null) limiter.settle(List.of(settlement));
+    }
+
+    /**
+     * For the filter: settles a request's settlements (give-backs, releases, charges) in one call, each
+     * bounded by the figures its rule has now, as {@link #giveBack}.
+     */
+    void settle(List<Settlement> settlements) {
+        if (settlements.isEmpty()) return;
+        List<Settlement> inForce = new ArrayList<>(settlements.size());
+        for (Settlement s : settlements) inForce.add(new Settlement(inForce(s.acquisition()), s.taken(), s.charge()));
+        limiter.settle(inForce);
+    }
+
+    /** For the filter: the slots a request holds until it completes. */
+    Leases leases() {
+        return leases;
     }
 
     /**
@@ -431,6 +511,7 @@ public final class Sluice implements AutoCloseable {
             if (ownThreads != null) ownThreads.shutdownNow();
         }
         try {
+            leases.close();
             metrics.unregister();
         } finally {
             stack.close();

@@ -67,11 +67,13 @@ final class ConfigKeys {
     static final String ALGORITHM = "algorithm";
     static final String LIMIT = "limit";
     static final String WINDOW = "window";
+    static final String LEASE = "lease";
     static final String BURST = "burst";
     static final String KEY = "key";
     static final String KEY_CASE = "key-case";
     static final String MATCH = "match";
     static final String COST = "cost";
+    static final String ACTUAL_COST = "actual-cost";
     static final String RULE_FAILURE_POLICY = "failure-policy";
     static final String FALLBACK_LIMIT = "fallback-limit";
     static final String MAX_DELAY = "max-delay";
@@ -85,7 +87,8 @@ final class ConfigKeys {
 
     /** The keys of a rule that are not a plan's, the part after {@code rule.<name>.}. */
     static final List<String> RULE = List.of(
-            ALGORITHM, LIMIT, WINDOW, BURST, KEY, KEY_CASE, MATCH, COST, RULE_FAILURE_POLICY, FALLBACK_LIMIT, MAX_DELAY,
+            ALGORITHM, LIMIT, WINDOW, LEASE, BURST, KEY, KEY_CASE, MATCH, COST, ACTUAL_COST, RULE_FAILURE_POLICY,
+            FALLBACK_LIMIT, MAX_DELAY,
             SYNC, CALENDAR, RULE_MODE, COUNT, PLAN, PLAN_SOURCE_TRUSTED, PLANS);
 
     /** The keys of a plan, the part after {@code rule.<name>.plan.<plan>.}. */

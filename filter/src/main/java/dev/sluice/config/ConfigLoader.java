@@ -5,6 +5,7 @@ import dev.sluice.config.SluiceConfig.ClockSource;
 import dev.sluice.config.SluiceConfig.HeaderStyle;
 import dev.sluice.config.SluiceConfig.HostPort;
 import dev.sluice.config.SluiceConfig.Mode;
+import dev.sluice.http.ActualCost;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.http.ResponseStatuses;
 import dev.sluice.key.Cidr;
@@ -384,7 +385,21 @@ public final class ConfigLoader {
         String calendarKey = rule(name, CALENDAR);
         ZoneId zone = values.isSet(calendarKey) ? zone(calendarKey, values.get(calendarKey)) : null;
         CalendarWindows calendar = zone == null ? null : calendarWindows(values, rule(name, WINDOW), zone);
-        Duration window = calendar != null ? calendar.nominal() : values.requiredDuration(rule(name, WINDOW), ONE_MS);
+        Duration window;
+        if (algorithm.isConcurrency()) {
+            if (values.isSet(rule(name, WINDOW))) {
+                throw new ConfigException(rule(name, WINDOW), values.get(rule(name, WINDOW)), "a concurrency rule has no"
+                        + " window: it limits the requests in flight, each holding a slot until it completes; remove it"
+                        + " (" + rule(name, LEASE) + " says how long a slot outlives an instance that died)");
+            }
+            window = values.duration(rule(name, LEASE), Rule.DEFAULT_LEASE, Rule.MIN_LEASE);
+        } else {
+            if (values.isSet(rule(name, LEASE))) {
+                throw new ConfigException(rule(name, LEASE), values.get(rule(name, LEASE)), "only for concurrency (how long"
+                        + " a slot outlives an instance that died); " + algorithmKey + " is " + algorithm.id() + ": remove it");
+            }
+            window = calendar != null ? calendar.nominal() : values.requiredDuration(rule(name, WINDOW), ONE_MS);
+        }
         long burst = values.integer(rule(name, BURST), limit, 1, Rule.MAX_COUNT);
         long cost = values.integer(rule(name, COST), 1, 1, Rule.MAX_COUNT);
         FailurePolicy failurePolicy = values.choice(rule(name, RULE_FAILURE_POLICY), globalPolicy,
@@ -439,7 +454,16 @@ public final class ConfigLoader {
         KeyCase keyCase = values.choice(rule(name, KEY_CASE), KeyCase.SENSITIVE,
                 options("sensitive", KeyCase.SENSITIVE, "insensitive", KeyCase.INSENSITIVE));
         RequestMatcher match = matcher(values, rule(name, MATCH), DEFAULT_MATCH);
-        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, keyCase);
+        ActualCost actualCost = null;
+        String actualCostKey = rule(name, ACTUAL_COST);
+        if (values.isSet(actualCostKey)) {
+            try {
+                actualCost = ActualCost.parse(values.get(actualCostKey));
+            } catch (IllegalArgumentException bad) {
+                throw new ConfigException(actualCostKey, values.get(actualCostKey), bad.getMessage());
+            }
+        }
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, keyCase, actualCost);
     }
 
     /**
@@ -475,6 +499,10 @@ public final class ConfigLoader {
             }
             long limit = values.requiredInteger(limitKey, 1, Rule.MAX_COUNT);
             String planWindowKey = planKey(name, plan, WINDOW);
+            if (rule.algorithm().isConcurrency() && values.isSet(planWindowKey)) {
+                throw new ConfigException(planWindowKey, values.get(planWindowKey), "plan " + plan + ": a concurrency rule"
+                        + " has no window (its plans differ in limit only); remove it");
+            }
             CalendarWindows calendar = rule.calendar() == null || !values.isSet(planWindowKey) ? rule.calendar()
                     : calendarWindows(values, planWindowKey, rule.calendar().zone());
             Duration window = calendar != null ? calendar.nominal() : values.duration(planWindowKey, rule.window(), ONE_MS);

@@ -1,5 +1,6 @@
 package dev.sluice.config;
 
+import dev.sluice.http.ActualCost;
 import dev.sluice.http.RequestMatcher;
 import dev.sluice.http.ResponseStatuses;
 import dev.sluice.key.KeyCase;
@@ -26,9 +27,11 @@ import java.util.Objects;
  *                  strips the client's own, so a {@code header:} or {@code query:} plan source is allowed
  * @param keyCase   {@code rule.<name>.key-case}: whether the key's values keep their case; {@code null} is
  *                  {@link KeyCase#SENSITIVE}
+ * @param actualCost {@code rule.<name>.actual-cost}: where the application states what a request really cost,
+ *                  settled after its response; {@code null}: the rule's {@code cost} stands
  */
 public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
-                         ResponseStatuses count, boolean planSourceTrusted, KeyCase keyCase) {
+                         ResponseStatuses count, boolean planSourceTrusted, KeyCase keyCase, ActualCost actualCost) {
 
     /** {@code key=ip}. */
     public static final KeyExpression DEFAULT_KEY = KeyExpression.parse("ip");
@@ -79,6 +82,12 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
         }
     }
 
+    /** A rule whose cost is what it takes at admission ({@code actual-cost} unset). */
+    public RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
+                      ResponseStatuses count, boolean planSourceTrusted, KeyCase keyCase) {
+        this(rule, key, match, planKey, plans, count, planSourceTrusted, keyCase, null);
+    }
+
     /** A rule whose plan source, if any, is one the client cannot set. */
     public RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, KeyExpression planKey, List<Plan> plans,
                       ResponseStatuses count) {
@@ -118,17 +127,22 @@ public record RuleConfig(Rule rule, KeyExpression key, RequestMatcher match, Key
      * {@code header:} or {@code query:} source, which a trusted hop sets and strips the client's own of.
      */
     public RuleConfig withPlans(KeyExpression newPlanKey, List<Plan> newPlans, boolean sourceTrusted) {
-        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count, sourceTrusted, keyCase);
+        return new RuleConfig(rule, key, match, newPlanKey, newPlans, count, sourceTrusted, keyCase, actualCost);
     }
 
     /** This rule counting only responses with these statuses ({@code null}: all). */
     public RuleConfig withCount(ResponseStatuses statuses) {
-        return new RuleConfig(rule, key, match, planKey, plans, statuses, planSourceTrusted, keyCase);
+        return new RuleConfig(rule, key, match, planKey, plans, statuses, planSourceTrusted, keyCase, actualCost);
     }
 
     /** This rule with its key values kept as they are or folded. */
     public RuleConfig withKeyCase(KeyCase newKeyCase) {
-        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, newKeyCase);
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, newKeyCase, actualCost);
+    }
+
+    /** This rule settling its cost after the response from {@code source} ({@code null}: the cost stands). */
+    public RuleConfig withActualCost(ActualCost source) {
+        return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, keyCase, source);
     }
 
     /** Whether the client sets the plan source itself ({@code header:} or {@code query:} in any alternative). */

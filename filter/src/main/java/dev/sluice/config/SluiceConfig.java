@@ -811,6 +811,17 @@ public final class SluiceConfig {
                             "not available with leaky-bucket: a request it admits has been given its drain slot, which"
                                     + " cannot be given back; remove it or use another algorithm");
                 }
+                if (r.count() != null && r.rule().algorithm().isConcurrency()) {
+                    throw new ConfigException(ConfigKeys.rule(name, COUNT), shown(ConfigKeys.rule(name, COUNT), r.count().toString()),
+                            "not available with concurrency: a request's slot is freed when it completes, whatever its"
+                                    + " status; remove it, or count outcomes in a rule of its own");
+                }
+                if (r.actualCost() != null && (!r.rule().algorithm().settlesCost() || r.rule().approximate())) {
+                    throw new ConfigException(ConfigKeys.rule(name, ACTUAL_COST), shown(ConfigKeys.rule(name, ACTUAL_COST),
+                            r.actualCost().toString()), "only for fixed-window, sliding-window-counter, token-bucket and gcra,"
+                            + " exact (without " + ConfigKeys.rule(name, SYNC) + "); the rule is " + r.rule().algorithm().id()
+                            + (r.rule().approximate() ? " with sync" : "") + ": remove one of them");
+                }
                 if (r.count() != null && r.rule().approximate()) {
                     throw new ConfigException(ConfigKeys.rule(name, COUNT), shown(ConfigKeys.rule(name, COUNT), r.count().toString()),
                             "not available with " + ConfigKeys.rule(name, SYNC) + " (the approximate mode counts per"

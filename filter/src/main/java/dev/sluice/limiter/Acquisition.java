@@ -9,7 +9,8 @@ import java.util.Objects;
  *
  * @param rule      the limit
  * @param clientKey who is counted (bounded and tagged where it was made, see {@link ClientKey})
- * @param cost      tokens to take, at least 1
+ * @param cost      tokens to take, at least 1 (1 for a concurrency rule: one slot); in a give-back or a charge
+ *                  ({@link Settlement}), the amount settled
  */
 public record Acquisition(Rule rule, ClientKey clientKey, long cost) {
 
@@ -17,6 +18,10 @@ public record Acquisition(Rule rule, ClientKey clientKey, long cost) {
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(clientKey, "clientKey");
         if (cost < 1) throw new IllegalArgumentException("cost must be at least 1: " + cost);
+        if (cost != 1 && rule.algorithm().isConcurrency()) {
+            throw new IllegalArgumentException("rule " + rule.name() + " is a concurrency rule: a request takes one slot,"
+                    + " so its cost is 1, not " + cost);
+        }
     }
 
     /** The rule's own cost. */

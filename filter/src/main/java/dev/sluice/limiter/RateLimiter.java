@@ -31,6 +31,30 @@ public interface RateLimiter extends AutoCloseable {
      *                     what was taken, when and where)
      */
     default void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        settle(Settlement.givingBack(acquisitions, taken));
+    }
+
+    /**
+     * Settles what admitted requests took, once each (a settlement sent again changes nothing): gives
+     * back what {@link #giveBack} gives back (a concurrency slot: released), or charges more, past the
+     * limit if need be ({@code rule.<name>.actual-cost}). All of them in as few calls as the store allows
+     * (one on standalone Redis). Best effort: if the store cannot be reached, nothing is settled.
+     */
+    default void settle(List<Settlement> settlements) {
+    }
+
+    /**
+     * Renews the leases of the concurrency slots ({@code algorithm=concurrency}) that admitted requests
+     * hold while they run, for another lease from now. A slot whose lease has ended is not brought back
+     * (it may have been counted free already). Engines without leases hold nothing.
+     *
+     * @param acquisitions the concurrency rules and clients, each as it was decided
+     * @param taken        for each, the {@link RuleDecision} that admitted it (its take names the slot)
+     * @return for each, whether its slot was still held; a slot this limiter could not reach (Redis away)
+     *         counts as held, to be renewed again later
+     */
+    default boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        return new boolean[acquisitions.size()];
     }
 
     /**

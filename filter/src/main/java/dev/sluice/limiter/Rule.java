@@ -23,11 +23,12 @@ import java.util.regex.Pattern;
  * @param algorithm     how requests are counted
  * @param limit         requests allowed per {@code window}; for bucket algorithms the sustained rate
  * @param window        the window, or the time in which a bucket refills {@code limit} tokens;
- *                      whole milliseconds, at least 1 ms
+ *                      whole milliseconds, at least 1 ms. For {@code concurrency}, which has no window: the
+ *                      lease ({@link #lease()}), at least a second
  * @param burst         bucket capacity (defaults to {@code limit}); for leaky-bucket the queue
  *                      length; must equal {@code limit} for the window algorithms
  * @param cost          tokens one request takes by default; at most the capacity, in Redis and in
- *                      the backstop
+ *                      the backstop; 1 for {@code concurrency} (a request takes one slot)
  * @param failurePolicy what happens when Redis cannot answer
  * @param fallbackLimit the per-instance limit of the local backstop while Redis is away
  * @param maxDelay      leaky-bucket only: how long an admitted request may be held until its slot
@@ -69,6 +70,15 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
      */
     public static final long MAX_LOG_LIMIT = 10_000;
 
+    /** A concurrency rule's default lease ({@code rule.<name>.lease}). */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+    /**
+     * The shortest lease: a slot is renewed every third of its lease while its request runs, so a lease
+     * much shorter would cost a renewal every few hundred milliseconds per long request.
+     */
+    public static final Duration MIN_LEASE = Duration.ofSeconds(1);
+
     public Rule {
         Objects.requireNonNull(name, "name");
         if (!NAME.matcher(name).matches()) {
@@ -89,14 +99,23 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             window = calendar.nominal();
         }
         count(name, "limit", limit);
-        long windowMs = duration(name, "window", window, 1);
+        boolean concurrency = algorithm.isConcurrency();
+        long windowMs = concurrency ? duration(name, "lease", window, MIN_LEASE.toMillis()) : duration(name, "window", window, 1);
+        if (concurrency && burst != limit) {
+            throw new InvalidRuleException(name, "burst", "a concurrency rule has no burst: at most limit (" + limit
+                    + ") requests are in flight at once; leave burst unset");
+        }
+        if (concurrency && cost != 1) {
+            throw new InvalidRuleException(name, "cost", "a concurrency rule counts requests in flight, one slot each:"
+                    + " leave cost unset (1), got " + cost);
+        }
         count(name, "burst", burst);
         count(name, "cost", cost);
         count(name, "fallback-limit", fallbackLimit);
         long maxDelayMs = duration(name, "max-delay", maxDelay, 0);
 
-        boolean windowAlgorithm = algorithm.isWindow();
-        if (windowAlgorithm && burst != limit) {
+        boolean windowAlgorithm = algorithm.isWindow() || concurrency;
+        if (algorithm.isWindow() && burst != limit) {
             throw new InvalidRuleException(name, "burst", "only for token-bucket, leaky-bucket and gcra; "
                     + algorithm.id() + " allows exactly limit (" + limit + ") per window: leave burst unset");
         }
@@ -181,8 +200,10 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
 
     /** A builder holding this rule's parameters, to derive a changed copy. */
     public Builder toBuilder() {
-        Builder b = new Builder(name).algorithm(algorithm).limit(limit).window(window).cost(cost)
+        Builder b = new Builder(name).algorithm(algorithm).limit(limit).cost(cost)
                 .failurePolicy(failurePolicy).maxDelay(maxDelay).dryRun(dryRun).plan(plan).sync(sync);
+        if (algorithm.isConcurrency()) b.lease(window);
+        else b.window(window);
         if (calendar != null) b.calendar(calendar);
         if (burst != limit) b.burst(burst);
         if (fallbackLimit != limit) b.fallbackLimit(fallbackLimit);
@@ -206,7 +227,18 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
 
     /** The largest cost one request can ever be admitted with: {@code burst} for buckets, {@code limit} for windows. */
     public long capacity() {
-        return algorithm.isWindow() ? limit : burst;
+        return algorithm.isWindow() || algorithm.isConcurrency() ? limit : burst;
+    }
+
+    /**
+     * A concurrency rule's lease ({@code rule.<name>.lease}): how long a slot stays taken once the instance
+     * holding it stops renewing it (it renews it every third of the lease while the request runs).
+     *
+     * @throws IllegalStateException for a rule of another algorithm, which has a window instead
+     */
+    public Duration lease() {
+        if (!algorithm.isConcurrency()) throw new IllegalStateException("rule " + name + " is " + algorithm.id() + ": no lease");
+        return window;
     }
 
     /** This rule with another limit and burst, as the local backstop enforces it while Redis is away. */
@@ -278,6 +310,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         private Duration sync = Duration.ZERO;
         private ZoneId zone;
         private Period months;
+        private Duration lease;
 
         private Builder(String name) {
             this.name = name;
@@ -347,6 +380,16 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             return this;
         }
 
+        /**
+         * {@code concurrency} only; default {@link #DEFAULT_LEASE} (30 s): how long a slot stays taken once the
+         * instance holding it stops renewing it (a crash, a kill, a partition). A request running longer
+         * keeps its slot: it is renewed while the request runs. At least {@link #MIN_LEASE}.
+         */
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
         /** Default: the limit. Bucket algorithms only. */
         public Builder burst(long burst) {
             this.burst = burst;
@@ -401,6 +444,18 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         /** @throws InvalidRuleException naming the parameter that does not fit */
         public Rule build() {
             String rule = name == null ? "?" : name;
+            if (algorithm == Algorithm.CONCURRENCY) {
+                if (window != null || months != null) {
+                    throw new InvalidRuleException(rule, "window", "a concurrency rule has no window: its slots are"
+                            + " held while requests run; set lease(...) for how long a slot outlives an instance that died");
+                }
+                return new Rule(name, algorithm, limit, lease == null ? DEFAULT_LEASE : lease, burst == null ? limit : burst,
+                        cost, failurePolicy, fallbackLimit == null ? limit : fallbackLimit, maxDelay, dryRun, plan, sync,
+                        zone == null ? null : CalendarWindows.of(zone, Duration.ofDays(1)));
+            }
+            if (lease != null) {
+                throw new InvalidRuleException(rule, "lease", "only for concurrency; the algorithm is " + algorithm.id());
+            }
             CalendarWindows windows = null;
             if (zone != null) {
                 if (window == null && months == null) throw new InvalidRuleException(rule, "window", "required");

@@ -87,6 +87,15 @@ public interface RateLimiterMXBean {
      */
     long getHeldRefused();
 
+    /** Concurrency slots ({@code algorithm=concurrency}) held now by this instance's requests in flight. */
+    int getSlotsHeld();
+
+    /**
+     * Concurrency slots whose lease ended before this instance renewed it (it stalled, or Redis was away,
+     * for two thirds of the lease): their requests ran on without a slot.
+     */
+    long getLeasesLost();
+
     /**
      * Operation: forgets every denial the denied-client cache remembers, so that every client's next
      * request is decided by Redis. Returns how many were forgotten.

@@ -129,6 +129,10 @@ class ConfigKeysDocumentationTest {
     private boolean isDefault(String key, String value, String... more) {
         Map<String, String> base = new LinkedHashMap<>(Map.of("rules", "api", "rule.api.limit", "10", "rule.api.window", "1m",
                 "rule.api.plan", "attr:plan", "rule.api.plans", "p", "rule.api.plan.p.limit", "5"));
+        if (key.equals("rule.api.lease")) { // a concurrency rule's key: it has no window
+            base.remove("rule.api.window");
+            base.put("rule.api.algorithm", "concurrency");
+        }
         for (int i = 0; i < more.length; i += 2) base.put(more[i], more[i + 1]);
         Map<String, String> explicit = new LinkedHashMap<>(base);
         explicit.put(key, value);

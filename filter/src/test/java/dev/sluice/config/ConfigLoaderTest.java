@@ -286,15 +286,18 @@ class ConfigLoaderTest {
         @Test
         void everyAlgorithmOfTheContractIsAccepted() {
             for (Algorithm algorithm : Algorithm.values()) {
+                if (algorithm.isConcurrency()) continue; // no window: below
                 assertThat(rule("rule.api.algorithm", algorithm.id()).algorithm()).isEqualTo(algorithm);
             }
+            assertThat(ConfigLoader.load(Map.of("rules", "api", "rule.api.algorithm", "concurrency", "rule.api.limit", "5"))
+                    .rule("api").rule().algorithm()).isEqualTo(Algorithm.CONCURRENCY);
             assertThat(rule("rule.api.algorithm", "Fixed-Window").algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
         }
 
         @Test
         void anUnknownAlgorithmIsRejectedListingTheAcceptedOnes() {
             assertRejected("rule.api.algorithm", "sliding-window", "one of fixed-window, sliding-window-counter,"
-                    + " sliding-window-log, token-bucket, leaky-bucket, gcra");
+                    + " sliding-window-log, token-bucket, leaky-bucket, gcra, concurrency");
         }
 
         @Test

@@ -100,6 +100,7 @@ public final class FakeServlet {
                     case "setStatus" -> into.put("status", args[0].toString());
                     case "getStatus" -> Integer.parseInt(into.getOrDefault("status", "200"));
                     case "setHeader" -> into.put((String) args[0], (String) args[1]);
+                    case "getHeader" -> into.get((String) args[0]);
                     case "setContentType", "setContentLength" -> null;
                     case "getOutputStream" -> DISCARD;
                     case "flushBuffer" -> into.put("committed", "true");

@@ -97,6 +97,18 @@ public final class FixedWindow extends RateAlgorithm {
     }
 
     /**
+     * The count that applies at {@code now} (the request's own while it lasts), or a new one in the current
+     * window, grows by {@code extra}, past the limit if need be: as a request taken at {@code now}.
+     */
+    @Override
+    public void charge(KeyState state, long now, long extra) {
+        State s = (State) state;
+        s.count = Math.min((now < s.end ? s.count : 0) + chargeable(extra, windowMs), maxCount(windowMs));
+        s.end = end(s, now);
+        s.expiresAtMs = s.end + EXPIRY_MARGIN_MS;
+    }
+
+    /**
      * The count drops by the cost while the request is in it: while the count still ends where the
      * request's take left it ({@code take.ms()}). A count's end only grows, and strictly whenever a
      * count starts afresh, so an unchanged end is the count the request was added to.

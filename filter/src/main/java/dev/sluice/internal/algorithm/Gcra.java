@@ -187,6 +187,27 @@ public final class Gcra extends RateAlgorithm {
         return new long[]{backMs, backRemainder, addRefund(refunded, refund, limit)};
     }
 
+    /**
+     * Pushes the TAT {@code extra} intervals further, beyond the burst if need be (at most
+     * {@link #maxDebtUnits} ahead of now): the bucket is then in debt until the TAT is within the burst again.
+     */
+    @Override
+    public void charge(KeyState state, long now, long extra) {
+        State s = (State) state;
+        long ms = storedMs(s.tatMs, s.tatRemainder, s.limit, limit);
+        long remainder = storedRemainder(s.tatRemainder, s.limit, limit);
+        if (farLeadMs(ms, now, maxLeadMs) > MAX_DEBT_UNITS / limit) {
+            return; // a debt beyond what one may owe under this limit already (charged under a smaller one)
+        }
+        long lead = ms < now ? 0 : (ms - now) * limit + remainder; // not capped as a decision's: the whole debt counts
+        long after = Math.min(lead + chargeable(extra, windowMs) * windowMs, Math.max(lead, maxDebtUnits(limit)));
+        s.tatMs = now + floorDiv(after, limit);
+        s.tatRemainder = Math.floorMod(after, limit);
+        s.limit = limit;
+        s.stamp = Math.max(now, s.stamp);
+        s.expiresAtMs = now + ceilDiv(after, limit) + EXPIRY_MARGIN_MS;
+    }
+
     @Override
     public void take(KeyState state, long now, long cost) {
         State s = (State) state;

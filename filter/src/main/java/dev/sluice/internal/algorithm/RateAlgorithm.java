@@ -47,7 +47,7 @@ import dev.sluice.limiter.RuleDecision;
  * with {@code retryAfterMs} = the window: a hint to back off, not a promise.
  */
 public abstract sealed class RateAlgorithm
-        permits FixedWindow, SlidingWindowCounter, SlidingWindowLog, TokenBucket, LeakyBucket, Gcra {
+        permits FixedWindow, SlidingWindowCounter, SlidingWindowLog, TokenBucket, LeakyBucket, Gcra, Concurrency {
 
     /** Extra lifetime of a state after it is back to full: tolerates this much clock skew. */
     public static final long EXPIRY_MARGIN_MS = 1000;
@@ -88,6 +88,8 @@ public abstract sealed class RateAlgorithm
                 return new LeakyBucket(rule);
             case GCRA:
                 return new Gcra(rule);
+            case CONCURRENCY:
+                return new Concurrency(rule);
             default:
                 throw new IllegalArgumentException("unknown algorithm " + rule.algorithm());
         }
@@ -140,6 +142,24 @@ public abstract sealed class RateAlgorithm
     public abstract void take(KeyState state, long now, long cost);
 
     /**
+     * {@link #take(KeyState, long, long)}, the take being named {@code token} ({@link RuleDecision.Take#token()}):
+     * a concurrency slot is held under its take's token, which its release and renewals name.
+     */
+    public void take(KeyState state, long now, long cost, long token) {
+        take(state, now, cost);
+    }
+
+    /**
+     * Renews the lease of what {@code take} holds (concurrency); nothing for a rate, whose takes do not
+     * last: see {@link Concurrency#renew}.
+     *
+     * @return whether it was still held
+     */
+    public boolean renew(KeyState state, long now, RuleDecision.Take take) {
+        return false;
+    }
+
+    /**
      * Gives back what an admitted request of {@code cost} took from {@code state}, as far as that
      * leaves the state never better than if the request had never happened, whatever was taken
      * since (docs/algorithms.md, "Giving back"). {@code this} is the algorithm of the rule the
@@ -149,6 +169,49 @@ public abstract sealed class RateAlgorithm
      * @param state a live state of this algorithm (another algorithm's, or none: nothing to give back)
      */
     public abstract void giveBack(KeyState state, long now, long cost, RuleDecision.Take take);
+
+    /**
+     * Charges {@code extra} more at {@code now}, whatever the limit: the part of a request's cost stated
+     * after its response beyond what it took at admission ({@code rule.<r>.actual-cost}). Taken as a request
+     * of {@code extra} at {@code now} would be, admitted or not, so the client may end in debt: refused
+     * until time has paid it back (the window's end, the refill). Never in the client's favour against the
+     * request having taken that much at admission (docs/algorithms.md, "Settling the cost"). A debt is kept
+     * up to {@link #maxDebtUnits} (the arithmetic's exact range), far beyond any real use.
+     *
+     * @throws UnsupportedOperationException for the algorithms without {@code actual-cost}
+     *                                       ({@link Algorithm#settlesCost()})
+     */
+    public void charge(KeyState state, long now, long extra) {
+        throw new UnsupportedOperationException(rule.algorithm().id() + " settles no cost after the response");
+    }
+
+    /**
+     * The most a client's state may owe, in the algorithm's units (tokens x window for the buckets, ms x
+     * limit for gcra): 2^51, and no more than 2^36 ms (about two years) of refill at {@code limit}, so that
+     * every value stays exact in the script's doubles and every stored time before the year 10889.
+     */
+    public static long maxDebtUnits(long limit) {
+        return limit >= 1L << 15 ? MAX_DEBT_UNITS : Math.min(MAX_DEBT_UNITS, limit << 36);
+    }
+
+    /** See {@link #maxDebtUnits}. */
+    static final long MAX_DEBT_UNITS = 1L << 51;
+
+    /**
+     * The most one charge takes: {@code extra x window} at most 2^52 (a request stating more is charged
+     * that much), so that no product leaves the exact range.
+     */
+    static long chargeable(long extra, long windowMs) {
+        return Math.min(extra, (1L << 52) / windowMs);
+    }
+
+    /**
+     * The largest count a window may hold once charged past its limit: {@code count x window} stays at most
+     * {@link #MAX_DEBT_UNITS}.
+     */
+    static long maxCount(long windowMs) {
+        return MAX_DEBT_UNITS / windowMs;
+    }
 
     /**
      * Whether a request decided under {@code asTaken} gives anything back under the figures in force now,

@@ -117,6 +117,18 @@ public final class SlidingWindowCounter extends RateAlgorithm {
         s.expiresAtMs = start + 2 * windowMs + EXPIRY_MARGIN_MS;
     }
 
+    /** The current count grows by {@code extra}, past the limit if need be: as a request taken at {@code now}. */
+    @Override
+    public void charge(KeyState state, long now, long extra) {
+        State s = (State) state;
+        long start = windowStart(s, now);
+        long current = current(s, start);
+        s.previous = previous(s, start);
+        s.current = Math.min(current + chargeable(extra, windowMs), maxCount(windowMs));
+        s.end = start + windowMs;
+        s.expiresAtMs = start + 2 * windowMs + EXPIRY_MARGIN_MS;
+    }
+
     /**
      * The cost comes off the count it is in: the current count while the window the request was
      * counted in is still the current one (the stored end has not moved), the previous count once
@@ -149,14 +161,15 @@ public final class SlidingWindowCounter extends RateAlgorithm {
         return floorDiv(now, windowMs) * windowMs;
     }
 
+    /** Counts are read at most {@link #maxCount}: one charged past the limit under a shorter window stays exact in this one. */
     private long current(State s, long start) {
-        return s.end != Long.MIN_VALUE && start + windowMs == storedEnd(s) ? s.current : 0;
+        return s.end != Long.MIN_VALUE && start + windowMs == storedEnd(s) ? Math.min(s.current, maxCount(windowMs)) : 0;
     }
 
     private long previous(State s, long start) {
         if (s.end == Long.MIN_VALUE) return 0;
         long end = storedEnd(s);
-        if (start + windowMs == end) return s.previous;
-        return start == end ? s.current : 0;
+        if (start + windowMs == end) return Math.min(s.previous, maxCount(windowMs));
+        return start == end ? Math.min(s.current, maxCount(windowMs)) : 0;
     }
 }

@@ -23,7 +23,8 @@ import java.math.BigInteger;
  *
  * <p><b>State:</b> the scaled tokens, the time they were counted, the window that scales them and
  * what was given back so far (whole tokens, rounded up per refund, modulo 2^52), one Redis string of 28 bytes (struct
- * {@code '<BI7I6I7I7'}: tag 4, tokens x windowMs, ms, windowMs, tokens given back). The
+ * {@code '<Bi7I6I7I7'}: tag 4, tokens x windowMs (negative: a debt, see {@link #charge}), ms, windowMs, tokens
+ * given back). The
  * stored time never moves backwards: a caller whose clock lags refills nothing rather than rewinding
  * it. <b>Expiry:</b> when the bucket would be full again plus the margin.
  *
@@ -39,8 +40,10 @@ import java.math.BigInteger;
 public final class TokenBucket extends RateAlgorithm {
 
     static final class State extends KeyState {
-        /** Tokens times {@link #windowMs}; negative: never seen. */
-        long scaledTokens = -1;
+        /** Whether anything was written: a state never seen holds a full bucket. */
+        boolean seen;
+        /** Tokens times {@link #windowMs}; negative: a debt (a charge past empty, {@link #charge}). */
+        long scaledTokens;
         long stamp;
         /** The window the tokens are scaled by: the rule's when they were counted. */
         long windowMs;
@@ -92,7 +95,8 @@ public final class TokenBucket extends RateAlgorithm {
         if (tokens >= capacityUnits) {
             return 0;
         }
-        return skew + ceilDiv((floorDiv(tokens, windowMs) + 1) * windowMs - tokens, limit);
+        // a bucket in debt (negative tokens) grows its remaining from 0 to 1
+        return skew + ceilDiv((Math.max(0, floorDiv(tokens, windowMs)) + 1) * windowMs - tokens, limit);
     }
 
     @Override
@@ -100,6 +104,23 @@ public final class TokenBucket extends RateAlgorithm {
         State s = (State) state;
         long at = stamp(s, now);
         long left = tokens(s, at) - cost * windowMs;
+        s.seen = true;
+        s.scaledTokens = left;
+        s.stamp = at;
+        s.windowMs = windowMs;
+        s.expiresAtMs = at + ceilDiv(capacityUnits - left, limit) + EXPIRY_MARGIN_MS;
+    }
+
+    /**
+     * Takes {@code extra} tokens, past empty if need be: the bucket then holds a debt (negative tokens, at most
+     * {@link #maxDebtUnits}), which the refill repays before it admits anything again.
+     */
+    @Override
+    public void charge(KeyState state, long now, long extra) {
+        State s = (State) state;
+        long at = stamp(s, now);
+        long left = Math.max(tokens(s, at) - chargeable(extra, windowMs) * windowMs, -maxDebtUnits(limit));
+        s.seen = true;
         s.scaledTokens = left;
         s.stamp = at;
         s.windowMs = windowMs;
@@ -120,30 +141,30 @@ public final class TokenBucket extends RateAlgorithm {
     @Override
     public void giveBack(KeyState state, long now, long cost, RuleDecision.Take take) {
         State s = (State) state;
-        if (s.scaledTokens < 0 || s.windowMs != windowMs) {
+        if (!s.seen || s.windowMs != windowMs) {
             return;
         }
         long debt = capacityUnits - s.scaledTokens;
+        long refund;
         if (s.refunded == take.givenBack() && s.stamp + floorDiv(debt, limit) == take.ms()
                 && Math.floorMod(debt, limit) == take.fraction()) {
-            s.scaledTokens += cost * windowMs; // untouched since the take: undone
-            return;
-        }
-        long bound = refundBound(take, s.refunded, Math.max(now, s.stamp), limit, windowMs);
-        if (bound > 0) {
-            long refund = Math.min(cost * windowMs, bound);
-            s.scaledTokens += refund;
+            refund = cost * windowMs; // untouched since the take: undone
+        } else {
+            long bound = refundBound(take, s.refunded, Math.max(now, s.stamp), limit, windowMs);
+            if (bound <= 0) return;
+            refund = Math.min(cost * windowMs, bound);
             s.refunded = addRefund(s.refunded, refund, windowMs);
         }
+        s.scaledTokens += refund;
     }
 
     private static long stamp(State s, long now) {
-        return s.scaledTokens < 0 ? now : Math.max(now, s.stamp);
+        return !s.seen ? now : Math.max(now, s.stamp);
     }
 
     /** The scaled tokens at {@code at}: the stored ones plus the refill since, capped at the capacity. */
     private long tokens(State s, long at) {
-        if (s.scaledTokens < 0) {
+        if (!s.seen) {
             return capacityUnits;
         }
         long stored = Math.min(s.windowMs == windowMs ? s.scaledTokens : rescaled(s.scaledTokens, s.windowMs), capacityUnits);
@@ -154,7 +175,7 @@ public final class TokenBucket extends RateAlgorithm {
 
     /**
      * {@code units} tokens scaled by {@code fromWindowMs}, in this rule's units: exactly
-     * {@code floor(units * windowMs / fromWindowMs)}, at most the capacity (every value below 2^53,
+     * {@code floor(units * windowMs / fromWindowMs)}, at most the capacity, a debt at most {@link #MAX_DEBT_UNITS} (every value below 2^53,
      * as the script computes it).
      */
     private long rescaled(long units, long fromWindowMs) {
@@ -162,8 +183,11 @@ public final class TokenBucket extends RateAlgorithm {
         if (whole >= burst) {
             return capacityUnits;
         }
+        if (whole < -(MAX_DEBT_UNITS / windowMs) - 1) {
+            return -MAX_DEBT_UNITS; // a debt read in a much longer window: kept within the exact range
+        }
         long fraction = BigInteger.valueOf(units - whole * fromWindowMs).multiply(BigInteger.valueOf(windowMs))
                 .divide(BigInteger.valueOf(fromWindowMs)).longValueExact();
-        return whole * windowMs + fraction;
+        return Math.max(whole * windowMs + fraction, -MAX_DEBT_UNITS);
     }
 }

@@ -76,10 +76,15 @@ public final class Verdict {
      * @param taken whether the request was admitted by all its rules, so this rule took its cost
      */
     public RuleDecision decision(Rule rule, boolean taken, RuleDecision.Source source) {
+        return decision(rule, taken, source, 0);
+    }
+
+    /** {@link #decision(Rule, boolean, RuleDecision.Source)}, the take (if any) named {@code token}. */
+    public RuleDecision decision(Rule rule, boolean taken, RuleDecision.Source source, long token) {
         long window = windowMs != 0 ? windowMs : rule.windowMillis();
         if (taken) {
             return new RuleDecision(rule, true, remainingAfter, 0, resetAfterMs, nextAfterMs, delayMs,
-                    new RuleDecision.Take(takenMs, takenFraction, takenGivenBack), source, window);
+                    new RuleDecision.Take(takenMs, takenFraction, takenGivenBack, token), source, window);
         }
         return new RuleDecision(rule, allowed, remainingNow, allowed ? 0 : retryAfterMs, resetNowMs, nextNowMs, 0, null,
                 source, window);

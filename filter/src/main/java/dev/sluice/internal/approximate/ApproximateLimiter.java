@@ -7,6 +7,7 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -141,21 +142,26 @@ public final class ApproximateLimiter implements RateLimiter {
         return Decision.of(out);
     }
 
-    /** Approximate rules give nothing back (see the class comment); the others are given back on the exact path. */
+    /**
+     * Approximate rules settle nothing (see the class comment: nor do they take actual costs); the others
+     * settle on the exact path.
+     */
     @Override
-    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-        List<Acquisition> back = null;
-        List<RuleDecision> backTaken = null;
-        for (int i = 0, n = acquisitions.size(); i < n; i++) {
-            if (taken.get(i).source() == RuleDecision.Source.APPROXIMATE) continue;
-            if (back == null) {
-                back = new ArrayList<>(n);
-                backTaken = new ArrayList<>(n);
-            }
-            back.add(acquisitions.get(i));
-            backTaken.add(taken.get(i));
+    public void settle(List<Settlement> settlements) {
+        List<Settlement> exactly = null;
+        for (int i = 0, n = settlements.size(); i < n; i++) {
+            Settlement s = settlements.get(i);
+            if (s.taken().source() == RuleDecision.Source.APPROXIMATE) continue;
+            if (exactly == null) exactly = new ArrayList<>(n);
+            exactly.add(s);
         }
-        if (back != null) exact.giveBack(back, backTaken);
+        if (exactly != null) exact.settle(exactly);
+    }
+
+    /** Concurrency rules are never approximate: every renewal goes to the exact path. */
+    @Override
+    public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        return exact.renew(acquisitions, taken);
     }
 
     /** Forgets the client's counts here, then its state on the exact path (Redis, the backstop, the cache). */

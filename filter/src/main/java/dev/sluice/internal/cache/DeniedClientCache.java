@@ -7,6 +7,7 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -119,6 +120,8 @@ public final class DeniedClientCache implements RateLimiter {
     public static boolean exactFor(Algorithm algorithm) {
         return switch (algorithm) {
             case FIXED_WINDOW, SLIDING_WINDOW_COUNTER, SLIDING_WINDOW_LOG, TOKEN_BUCKET, LEAKY_BUCKET, GCRA -> true;
+            // a slot frees when a request completes, on any instance, at any moment: never answered from memory
+            case CONCURRENCY -> false;
         };
     }
 
@@ -178,17 +181,27 @@ public final class DeniedClientCache implements RateLimiter {
     }
 
     /**
-     * Gives back below (only admitted requests take, and those were decided there), and forgets the
-     * denials of the same rules and clients: a give-back is the one way, besides time, that capacity
-     * comes back, so a remembered denial may no longer hold.
+     * Settles below (only admitted requests take, and those were decided there), and forgets the
+     * denials of the rules and clients given back to: a give-back is the one way, besides time, that
+     * capacity comes back, so a remembered denial may no longer hold (a charge only takes more).
      */
     @Override
-    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+    public void settle(List<Settlement> settlements) {
         try {
-            next.giveBack(acquisitions, taken);
+            next.settle(settlements);
         } finally {
-            if (size.get() > 0) forget(acquisitions);
+            if (size.get() > 0) {
+                for (int i = 0, n = settlements.size(); i < n; i++) {
+                    Acquisition a = settlements.get(i).acquisition();
+                    if (!settlements.get(i).charge()) forget(a.rule().name(), a.clientKey());
+                }
+            }
         }
+    }
+
+    @Override
+    public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        return next.renew(acquisitions, taken);
     }
 
     /** Forgets the client's denial of this rule here, then its state below (Redis, the backstop). */

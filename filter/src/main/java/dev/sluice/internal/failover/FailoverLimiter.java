@@ -11,6 +11,7 @@ import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.internal.metrics.SluiceMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -306,9 +307,9 @@ public final class FailoverLimiter implements RateLimiter {
         }
     }
 
-    private static List<Acquisition> at(List<Acquisition> acquisitions, List<Integer> indexes) {
-        List<Acquisition> out = new ArrayList<>(indexes.size());
-        for (int i : indexes) out.add(acquisitions.get(i));
+    private static <T> List<T> at(List<T> items, List<Integer> indexes) {
+        List<T> out = new ArrayList<>(indexes.size());
+        for (int i : indexes) out.add(items.get(i));
         return out;
     }
 
@@ -447,41 +448,85 @@ public final class FailoverLimiter implements RateLimiter {
     }
 
     /**
-     * Gives back to whoever took: Redis for what Redis decided (not while the breaker of its node is
-     * open, and a failure is only counted, never retried: a lost give-back leaves the client as if the
-     * request had counted), the backstop for what the backstop decided.
+     * Settles with whoever took: Redis for what Redis decided (not while the breaker of its node is open,
+     * and a failure is only counted, never retried: a give-back lost leaves the client as if the request
+     * had counted, a charge lost as if it had cost what it took, a slot's release lost holds the slot until
+     * its lease ends), the backstop for what the backstop decided.
      */
     @Override
-    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-        List<Acquisition> toRedis = null;
-        List<RuleDecision> fromRedis = null;
-        List<Acquisition> toLocal = null;
-        List<RuleDecision> fromLocal = null;
-        for (int i = 0, n = acquisitions.size(); i < n; i++) {
-            RuleDecision r = taken.get(i);
-            Acquisition a = acquisitions.get(i);
-            if (r.source() == RuleDecision.Source.REDIS) {
+    public void settle(List<Settlement> settlements) {
+        List<Settlement> toRedis = null;
+        List<Settlement> toLocal = null;
+        for (int i = 0, n = settlements.size(); i < n; i++) {
+            Settlement s = settlements.get(i);
+            Acquisition a = s.acquisition();
+            RuleDecision.Source source = s.taken().source();
+            if (source == RuleDecision.Source.REDIS) {
                 if (node(a).breaker.state() != CircuitBreaker.State.CLOSED) continue;
-                if (toRedis == null) { toRedis = new ArrayList<>(n); fromRedis = new ArrayList<>(n); }
-                toRedis.add(a);
-                fromRedis.add(r);
-            } else if (r.source() == RuleDecision.Source.BACKSTOP) {
-                if (toLocal == null) { toLocal = new ArrayList<>(n); fromLocal = new ArrayList<>(n); }
-                toLocal.add(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()));
-                fromLocal.add(r);
+                if (toRedis == null) toRedis = new ArrayList<>(n);
+                toRedis.add(s);
+            } else if (source == RuleDecision.Source.BACKSTOP) {
+                if (toLocal == null) toLocal = new ArrayList<>(n);
+                toLocal.add(new Settlement(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()), s.taken(),
+                        s.charge()));
             }
         }
-        if (toLocal != null) local.giveBack(toLocal, fromLocal);
-        if (toRedis != null) giveBackToRedis(toRedis, fromRedis);
+        if (toLocal != null) local.settle(toLocal);
+        if (toRedis != null) settleWithRedis(toRedis);
     }
 
     private void giveBackToRedis(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        settleWithRedis(Settlement.givingBack(acquisitions, taken));
+    }
+
+    private void settleWithRedis(List<Settlement> settlements) {
         try {
-            redis.giveBack(acquisitions, taken);
+            redis.settle(settlements);
         } catch (RuntimeException lost) {
             metrics.recordRedisFailure(lost instanceof LimiterUnavailableException u && u.isTimeout());
-            LOG.debug("Sluice [{}]: a give-back to Redis {} was lost: {}", metrics.name(), name, lost.getMessage());
+            LOG.debug("Sluice [{}]: a settlement with Redis {} was lost: {}", metrics.name(), name, lost.getMessage());
         }
+    }
+
+    /**
+     * Renews with whoever took, as {@link #settle}: Redis's slots while the breaker of their node is
+     * closed (a failure, or an open breaker, counts as held: renewed at the next turn if Redis is back
+     * by then), the backstop's slots in the backstop.
+     */
+    @Override
+    public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        int n = acquisitions.size();
+        boolean[] held = new boolean[n];
+        List<Integer> toRedis = new ArrayList<>(n);
+        List<Integer> toLocal = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            RuleDecision.Source source = taken.get(i).source();
+            if (source == RuleDecision.Source.REDIS) {
+                held[i] = true; // unless Redis says otherwise below
+                if (node(acquisitions.get(i)).breaker.state() == CircuitBreaker.State.CLOSED) toRedis.add(i);
+            } else if (source == RuleDecision.Source.BACKSTOP) {
+                toLocal.add(i);
+            }
+        }
+        if (!toLocal.isEmpty()) {
+            List<Acquisition> local = new ArrayList<>(toLocal.size());
+            for (int i : toLocal) {
+                Acquisition a = acquisitions.get(i);
+                local.add(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()));
+            }
+            boolean[] kept = this.local.renew(local, at(taken, toLocal));
+            for (int j = 0; j < kept.length; j++) held[toLocal.get(j)] = kept[j];
+        }
+        if (!toRedis.isEmpty()) {
+            try {
+                boolean[] kept = redis.renew(at(acquisitions, toRedis), at(taken, toRedis));
+                for (int j = 0; j < kept.length; j++) held[toRedis.get(j)] = kept[j];
+            } catch (RuntimeException lost) {
+                metrics.recordRedisFailure(lost instanceof LimiterUnavailableException u && u.isTimeout());
+                LOG.debug("Sluice [{}]: renewing leases with Redis {} failed: {}", metrics.name(), name, lost.getMessage());
+            }
+        }
+        return held;
     }
 
     /** Forgets one client's state of one rule in Redis (if it answers) and in the backstop. */

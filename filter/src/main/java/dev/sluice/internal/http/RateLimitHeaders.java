@@ -19,6 +19,11 @@ import java.util.List;
  *       {@code X-RateLimit-Reset} (seconds) of the rule closest to its limit.</li>
  * </ul>
  *
+ * <p>A concurrency rule ({@code algorithm=concurrency}) has no window and frees a slot when a request
+ * completes, at no time one can promise: its items have no {@code w} and no {@code t}
+ * ({@code "exports";q=5}, {@code "exports";r=0}), {@code r} being the slots still free; its legacy
+ * {@code X-RateLimit-Reset} is 1 (a hint), as is the {@code Retry-After} of its refusal.
+ *
  * <p>{@code t} is, as the draft says, the number of seconds until more quota is available: for a
  * rule that allowed the request, until its {@code r} grows (rounded up, so waiting {@code t}
  * seconds always finds it grown; 0 when the quota is full and cannot grow); for a rule that
@@ -51,8 +56,12 @@ public final class RateLimitHeaders {
         return policyItem(rule, rule.windowMillis());
     }
 
-    /** The policy list member of a rule decided in a window of {@code windowMs} (a calendar rule's current window). */
+    /**
+     * The policy list member of a rule decided in a window of {@code windowMs} (a calendar rule's current
+     * window); a concurrency rule's has no {@code w} (it has no window: {@code "exports";q=5}).
+     */
     public static String policyItem(Rule rule, long windowMs) {
+        if (rule.algorithm().isConcurrency()) return '"' + rule.name() + "\";q=" + rule.limit();
         return '"' + rule.name() + "\";q=" + rule.limit() + ";w=" + ceilSeconds(windowMs);
     }
 
@@ -76,8 +85,9 @@ public final class RateLimitHeaders {
                     current.append(", ");
                 }
                 policy.append(policyItems.get(i));
-                current.append('"').append(r.rule().name()).append("\";r=").append(r.remaining())
-                        .append(";t=").append(nextSeconds(r));
+                current.append('"').append(r.rule().name()).append("\";r=").append(r.remaining());
+                // a concurrency rule's slot frees when a request completes: no time to promise
+                if (!r.rule().algorithm().isConcurrency()) current.append(";t=").append(nextSeconds(r));
             }
             response.setHeader(POLICY, policy.toString());
             response.setHeader(RATE_LIMIT, current.toString());

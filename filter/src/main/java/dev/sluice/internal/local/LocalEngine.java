@@ -11,6 +11,7 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,6 +20,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -106,11 +108,13 @@ public final class LocalEngine implements RateLimiter {
             KeyState stored = live(segment, key, now);
             KeyState state = algorithm.stateOf(stored, now);
             Verdict verdict = algorithm.decide(state, now, a.cost());
+            long token = 0;
             if (verdict.allowed()) {
-                algorithm.take(state, now, a.cost());
+                token = tokenFor(a.rule());
+                algorithm.take(state, now, a.cost(), token);
                 if (state != stored) segment.put(key, state);
             }
-            return Decision.of(List.of(verdict.decision(a.rule(), verdict.allowed(), RuleDecision.Source.LOCAL)));
+            return Decision.of(List.of(verdict.decision(a.rule(), verdict.allowed(), RuleDecision.Source.LOCAL, token)));
         } finally {
             segment.lock.unlock();
         }
@@ -155,11 +159,13 @@ public final class LocalEngine implements RateLimiter {
             List<RuleDecision> decisions = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 boolean take = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
+                long token = 0;
                 if (take) {
-                    algorithms[i].take(states[i], now, acquisitions.get(i).cost());
+                    token = tokenFor(acquisitions.get(i).rule());
+                    algorithms[i].take(states[i], now, acquisitions.get(i).cost(), token);
                     if (states[i] != stored[i]) segments[segmentIndex(keys[i])].put(keys[i], states[i]);
                 }
-                decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), take, RuleDecision.Source.LOCAL));
+                decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), take, RuleDecision.Source.LOCAL, token));
             }
             return Decision.of(decisions);
         } finally {
@@ -183,31 +189,70 @@ public final class LocalEngine implements RateLimiter {
     }
 
     /**
-     * Gives back, rule by rule, what the decisions in {@code taken} took (each algorithm's
-     * {@link RateAlgorithm#giveBack}): never more than leaves a client's state as if the request had
-     * not happened. A state that has expired since, or belongs to another algorithm now, gets nothing.
+     * Settles, rule by rule: gives back what a decision took (each algorithm's {@link RateAlgorithm#giveBack}:
+     * never more than leaves a client's state as if the request had not happened; a slot is released),
+     * or charges more ({@link RateAlgorithm#charge}). A state that has expired since, or belongs to another
+     * algorithm now, gets nothing back; a charge counts in it afresh.
      */
     @Override
-    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+    public void settle(List<Settlement> settlements) {
         long now = clock.millis();
-        for (int i = 0, n = acquisitions.size(); i < n; i++) {
-            RuleDecision t = taken.get(i);
-            if (!t.taken()) continue;
-            Acquisition a = acquisitions.get(i);
-            if (!RateAlgorithm.givesBack(t.rule(), a.rule())) continue;
-            RateAlgorithm algorithm = algorithm(t.rule()); // the take's figures identify the take
+        for (int i = 0, n = settlements.size(); i < n; i++) {
+            Settlement s = settlements.get(i);
+            Acquisition a = s.acquisition();
+            RuleDecision t = s.taken();
+            if (!s.charge() && !RateAlgorithm.givesBack(t.rule(), a.rule())) continue;
+            // a give-back's figures are its take's, which identify it; a charge is taken with those in force
+            RateAlgorithm algorithm = algorithm(s.charge() ? a.rule() : t.rule());
             StateKey key = new StateKey(a.rule().name(), a.clientKey());
             Segment segment = segments[segmentIndex(key)];
             segment.lock.lock();
             try {
                 KeyState stored = live(segment, key, now);
-                if (stored != null && algorithm.stateOf(stored, now) == stored) {
+                if (s.charge()) {
+                    KeyState state = algorithm.stateOf(stored, now);
+                    algorithm.charge(state, now, a.cost());
+                    if (state != stored) segment.put(key, state);
+                } else if (stored != null && algorithm.stateOf(stored, now) == stored) {
                     algorithm.giveBack(stored, now, a.cost(), t.take());
                 }
             } finally {
                 segment.lock.unlock();
             }
         }
+    }
+
+    /**
+     * Renews the concurrency slots the decisions in {@code taken} took, for another lease from now
+     * ({@link RateAlgorithm#renew}); a slot whose lease has ended is not brought back.
+     *
+     * @return for each, whether its slot was still held
+     */
+    @Override
+    public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        long now = clock.millis();
+        boolean[] held = new boolean[acquisitions.size()];
+        for (int i = 0; i < held.length; i++) {
+            RuleDecision t = taken.get(i);
+            if (!t.taken()) continue;
+            Acquisition a = acquisitions.get(i);
+            RateAlgorithm algorithm = algorithm(a.rule());
+            StateKey key = new StateKey(a.rule().name(), a.clientKey());
+            Segment segment = segments[segmentIndex(key)];
+            segment.lock.lock();
+            try {
+                KeyState stored = live(segment, key, now);
+                held[i] = stored != null && algorithm.stateOf(stored, now) == stored && algorithm.renew(stored, now, t.take());
+            } finally {
+                segment.lock.unlock();
+            }
+        }
+        return held;
+    }
+
+    /** The token a take of {@code rule} is held under: a concurrency slot's own number, else none (0). */
+    private static long tokenFor(Rule rule) {
+        return rule.algorithm().isConcurrency() ? ThreadLocalRandom.current().nextLong() : 0;
     }
 
     /** Sweeps the next segment if its turn has come; called before the request takes any lock. */

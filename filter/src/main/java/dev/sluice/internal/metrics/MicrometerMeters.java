@@ -222,6 +222,10 @@ final class MicrometerMeters implements MeterBinding {
                 "Requests whose peer was not an IP address: their ip rules did not apply");
         counter("sluice.held.refused", tags, m -> m.heldRefused.sum(),
                 "Requests refused because max-held-requests were held for their leaky-bucket slot already");
+        instanceMeters.add(Gauge.builder("sluice.slots.held", metrics, SluiceMetrics::slotsHeld).tags(tags)
+                .description("Concurrency slots held now by this instance's requests in flight").register(registry));
+        counter("sluice.leases.lost", tags, SluiceMetrics::leasesLost,
+                "Concurrency slots whose lease ended before this instance renewed it");
         timers = byOrdinal;
         breakersChanged();
     }

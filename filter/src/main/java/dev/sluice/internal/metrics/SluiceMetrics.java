@@ -80,6 +80,8 @@ public final class SluiceMetrics {
     private volatile String lastReloadOutcome = "none";
     private volatile long lastReloadAt;
     private volatile java.util.function.IntSupplier deniedCacheSize = () -> 0;
+    private volatile java.util.function.IntSupplier slotsHeld = () -> 0;
+    private volatile java.util.function.LongSupplier leasesLost = () -> 0;
     private volatile Operations operations = Operations.NONE;
     private final InstanceView view = new InstanceView();
     final LatencyHistogram latency = new LatencyHistogram(LATENCY_WINDOW_NANOS);
@@ -393,6 +395,20 @@ public final class SluiceMetrics {
         heldRefused.increment();
     }
 
+    /** The concurrency slots held now by this instance's requests, and how many leases ended before they were renewed. */
+    public void leases(java.util.function.IntSupplier held, java.util.function.LongSupplier lost) {
+        this.slotsHeld = held;
+        this.leasesLost = lost;
+    }
+
+    int slotsHeld() {
+        return slotsHeld.getAsInt();
+    }
+
+    long leasesLost() {
+        return leasesLost.getAsLong();
+    }
+
     /** How many denials the denied-client cache holds now. */
     public void deniedCache(java.util.function.IntSupplier size) {
         this.deniedCacheSize = size;
@@ -493,6 +509,8 @@ public final class SluiceMetrics {
         @Override public int getDeniedCacheSize() { return deniedCacheSize.getAsInt(); }
         @Override public long getNonIpPeers() { return nonIpPeers.sum(); }
         @Override public long getHeldRefused() { return heldRefused.sum(); }
+        @Override public int getSlotsHeld() { return slotsHeld(); }
+        @Override public long getLeasesLost() { return leasesLost(); }
         @Override public int clearDeniedCache() { return operations.clearDeniedCache(); }
         @Override public String resetClient(String rule, String clientKey) { return operations.resetClient(rule, clientKey); }
         @Override public String reload() { return operations.reload(); }

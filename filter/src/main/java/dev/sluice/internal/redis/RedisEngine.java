@@ -13,6 +13,7 @@ import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.UnifiedJedis;
@@ -118,6 +119,13 @@ public final class RedisEngine implements RateLimiter {
     private static final byte SHADOW = 1;
     private static final byte EVALUATE = 2;
     private static final byte GIVE_BACK = 3;
+    private static final byte CHARGE = 5;
+    /** A concurrency rule's take's token, after its rule in modes 0 to 2 (concurrency.lua). */
+    private static final int SLOT_BYTES = 8;
+    /** Renews concurrency slots' leases (renew.lua). */
+    private static final byte[] RENEW_BYTES = resource("renew.lua").getBytes(StandardCharsets.UTF_8);
+    private static final byte[] RENEW_SHA = sha1Hex(RENEW_BYTES).getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] SLOTS = "}:slots".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] ONCE = ":once".getBytes(StandardCharsets.US_ASCII);
 
     private final UnifiedJedis jedis;
@@ -180,7 +188,7 @@ public final class RedisEngine implements RateLimiter {
                 return Decision.of(decideRuleByRule(acquisitions, at));
             }
         }
-        return Decision.of(call(acquisitions, Call.DECIDE, null, at, now()));
+        return Decision.of(call(acquisitions, Call.DECIDE, null, null, at, now()));
     }
 
     /**
@@ -202,7 +210,7 @@ public final class RedisEngine implements RateLimiter {
             Acquisition a = acquisitions.get(i);
             RuleDecision d;
             try {
-                d = call(List.of(a), Call.DECIDE, null, at, now).get(0);
+                d = call(List.of(a), Call.DECIDE, null, null, at, now).get(0);
             } catch (LimiterUnavailableException e) {
                 throw failedAt(i, e, acquisitions, decisions, i, at, now);
             }
@@ -216,7 +224,7 @@ public final class RedisEngine implements RateLimiter {
             RuleDecision d = decisions.get(i);
             if (d.taken()) {
                 try {
-                    decisions.set(i, call(List.of(acquisitions.get(i)), Call.GIVE_BACK, List.of(d), at, now).get(0));
+                    decisions.set(i, call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(d), null, at, now).get(0));
                 } catch (LimiterUnavailableException e) {
                     throw failedAt(i, e, acquisitions, decisions, denied, at, now);
                 }
@@ -224,7 +232,7 @@ public final class RedisEngine implements RateLimiter {
         }
         for (int i = denied + 1; i < n; i++) {
             try {
-                decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, at, now).get(0));
+                decisions.add(call(List.of(acquisitions.get(i)), Call.EVALUATE, null, null, at, now).get(0));
             } catch (LimiterUnavailableException e) {
                 throw new PartialFailure(i, e); // nothing is taken any more
             }
@@ -243,7 +251,7 @@ public final class RedisEngine implements RateLimiter {
             RuleDecision d = decisions.get(j);
             if (j == failed || !d.taken()) continue;
             try {
-                call(List.of(acquisitions.get(j)), Call.GIVE_BACK, List.of(d), at, now);
+                call(List.of(acquisitions.get(j)), Call.SETTLE, List.of(d), null, at, now);
             } catch (LimiterUnavailableException lost) {
                 e.addSuppressed(lost);
             }
@@ -262,42 +270,56 @@ public final class RedisEngine implements RateLimiter {
         DECIDE,
         /** Decide without writing anything: the figures only. */
         EVALUATE,
-        /** Give back what each rule's decision took, then evaluate without writing. */
-        GIVE_BACK
+        /**
+         * Settle what each rule's decision took (give back, or release a slot; or charge more, per rule),
+         * then evaluate without writing.
+         */
+        SETTLE
     }
 
     /**
-     * @param taken for {@link Call#GIVE_BACK}: the decision of each acquisition that took; else null
-     * @param at    where to put the script's time, or null
-     * @param now   the time to send ({@link #now()})
+     * @param taken   for {@link Call#SETTLE}: the decision of each acquisition that took; else null
+     * @param charges for {@link Call#SETTLE}: which acquisitions are charged their cost more rather than
+     *                given it back; null: none
+     * @param at      where to put the script's time, or null
+     * @param now     the time to send ({@link #now()})
      */
-    private List<RuleDecision> call(List<Acquisition> acquisitions, Call what, List<RuleDecision> taken, long[] at,
-                                    double now) {
+    private List<RuleDecision> call(List<Acquisition> acquisitions, Call what, List<RuleDecision> taken, boolean[] charges,
+                                    long[] at, double now) {
         int n = acquisitions.size();
         RulePlan[] rulePlans = new RulePlan[n];
         CalendarBounds[] bounds = new CalendarBounds[n];
+        long[] slots = null; // the tokens concurrency rules take their slots under (decided here: the script stores them)
         long around = 0; // the time calendar rules' windows are computed around: the estimate of the script's clock
         boolean calendar = false;
         List<byte[]> keys = new ArrayList<>(n);
         byte[] request;
         Acquisition first = acquisitions.get(0);
         if (n == 1 && what == Call.DECIDE && redisClock && first.cost() == first.rule().cost()
-                && first.rule().calendar() == null) {
+                && first.rule().calendar() == null && !first.rule().algorithm().isConcurrency()) {
             rulePlans[0] = plans.get(first.rule());
             keys.add(rulePlans[0].key(first.clientKey().value()));
             request = rulePlans[0].onRedisClock; // the common case, encoded once
         } else {
-            int perRule = what == Call.GIVE_BACK ? RULE_BYTES + TAKEN_BYTES : RULE_BYTES;
-            int calendarBytes = 0;
+            int size = NOW_BYTES;
             for (int i = 0; i < n; i++) {
-                // a give-back is computed with the figures its take was decided with, which identify the take
-                rulePlans[i] = plans.get(what == Call.GIVE_BACK ? taken.get(i).rule() : acquisitions.get(i).rule());
-                if (rulePlans[i].calendar != null) {
-                    calendarBytes += CALENDAR_BYTES;
+                // a give-back is computed with the figures its take was decided with, which identify the take; a
+                // charge is taken as a request now is, with the figures in force
+                boolean givingBack = what == Call.SETTLE && (charges == null || !charges[i]);
+                RulePlan plan = plans.get(givingBack ? taken.get(i).rule() : acquisitions.get(i).rule());
+                rulePlans[i] = plan;
+                size += what == Call.SETTLE ? RULE_BYTES + TAKEN_BYTES : RULE_BYTES;
+                if (plan.calendar != null) {
+                    size += CALENDAR_BYTES;
                     calendar = true;
                 }
+                if (plan.concurrency && what != Call.SETTLE) {
+                    size += SLOT_BYTES;
+                    if (slots == null) slots = new long[n];
+                    slots[i] = ThreadLocalRandom.current().nextLong();
+                }
             }
-            ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + perRule * n + calendarBytes).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer packed = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
             packed.putDouble(now);
             around = redisClock ? clock.millis() + redisAhead : (long) now;
             for (int i = 0; i < n; i++) {
@@ -309,8 +331,8 @@ public final class RedisEngine implements RateLimiter {
                 packed.putDouble(o + COST_OFFSET, a.cost());
                 if (what == Call.EVALUATE) {
                     packed.put(o + MODE_OFFSET, EVALUATE);
-                } else if (what == Call.GIVE_BACK) {
-                    packed.put(o + MODE_OFFSET, GIVE_BACK);
+                } else if (what == Call.SETTLE) {
+                    packed.put(o + MODE_OFFSET, charges != null && charges[i] ? CHARGE : GIVE_BACK);
                     RuleDecision.Take take = taken.get(i).take();
                     packed.putDouble(take.ms()).putDouble(take.fraction()).putDouble(take.givenBack());
                 }
@@ -318,12 +340,15 @@ public final class RedisEngine implements RateLimiter {
                     bounds[i] = plan.calendar.around(around);
                     bounds[i].encode(packed, around);
                 }
+                if (plan.concurrency && what != Call.SETTLE) {
+                    packed.putLong(slots[i]);
+                }
             }
             request = packed.array();
         }
         List<byte[]> args;
-        if (what == Call.GIVE_BACK) {
-            // once only: each take's token, and its once key (decide.lua's header)
+        if (what == Call.SETTLE) {
+            // once only: each take's token, and its once key (decide.lua's header); a slot's member
             ByteBuffer tokens = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
             for (int i = 0; i < n; i++) {
                 tokens.putLong(taken.get(i).take().token());
@@ -358,8 +383,9 @@ public final class RedisEngine implements RateLimiter {
             RuleDecision.Take take = null;
             if (took) {
                 long fraction = leaky ? (long) reply.getDouble() : delayOrFraction;
-                long givenBack = isBucket(rule.algorithm()) ? (long) reply.getDouble() : 0;
-                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack, ThreadLocalRandom.current().nextLong());
+                long givenBack = sendsGivenBack(rule.algorithm()) ? (long) reply.getDouble() : 0;
+                long token = slots != null && rulePlans[i].concurrency ? slots[i] : ThreadLocalRandom.current().nextLong();
+                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack, token);
             }
             long windowMs = bounds[i] == null ? rule.windowMillis() : windowOf(rule, bounds[i], decidedAt, around);
             decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay, take,
@@ -391,14 +417,14 @@ public final class RedisEngine implements RateLimiter {
     }
 
     /**
-     * Gives back what the decisions in {@code taken} took (those that took anything), in one call
-     * for all the rules (one per rule on a Cluster, where their keys live in different slots): each
-     * algorithm's give-back, in the script (docs/algorithms.md, "Giving back"). A failure is thrown
-     * as for a decision; nothing is retried.
+     * Settles each settlement in the script (docs/algorithms.md, "Giving back" and "Settling the cost"):
+     * gives back what its decision took, releases a slot, or charges more; each once only, however often
+     * the call is sent. In one call for all of them (one per settlement on a Cluster, where their keys
+     * live in different slots). A failure is thrown as for a decision; nothing is retried.
      */
     @Override
-    public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-        giveBack(acquisitions, taken, null);
+    public void settle(List<Settlement> settlements) {
+        settle(settlements, null);
     }
 
     /**
@@ -407,32 +433,78 @@ public final class RedisEngine implements RateLimiter {
      * Redis-clock give-back against the reference semantics.
      */
     public long giveBackTimed(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        return settleTimed(Settlement.givingBack(acquisitions, taken));
+    }
+
+    /** Settles as {@link #settle(List)} and tells the time the script settled at, as {@link #giveBackTimed}. */
+    public long settleTimed(List<Settlement> settlements) {
         long[] at = {Long.MIN_VALUE};
-        giveBack(acquisitions, taken, at);
+        settle(settlements, at);
         return at[0];
     }
 
-    private void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken, long[] at) {
-        int n = acquisitions.size();
-        List<Acquisition> back = new ArrayList<>(n);
-        List<RuleDecision> from = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            RuleDecision t = taken.get(i);
-            if (t.taken() && RateAlgorithm.givesBack(t.rule(), acquisitions.get(i).rule())) {
-                back.add(acquisitions.get(i));
-                from.add(t);
-            }
+    private void settle(List<Settlement> settlements, long[] at) {
+        int n = settlements.size();
+        List<Acquisition> acquisitions = new ArrayList<>(n);
+        List<RuleDecision> taken = new ArrayList<>(n);
+        boolean[] charges = new boolean[n];
+        for (Settlement s : settlements) {
+            if (!s.charge() && !RateAlgorithm.givesBack(s.taken().rule(), s.acquisition().rule())) continue;
+            charges[acquisitions.size()] = s.charge();
+            acquisitions.add(s.acquisition());
+            taken.add(s.taken());
         }
-        if (back.isEmpty()) {
+        if (acquisitions.isEmpty()) {
             return;
         }
-        if (cluster && back.size() > 1) {
-            for (int i = 0; i < back.size(); i++) {
-                call(List.of(back.get(i)), Call.GIVE_BACK, List.of(from.get(i)), at, now());
+        if (cluster && acquisitions.size() > 1) {
+            for (int i = 0; i < acquisitions.size(); i++) {
+                call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(taken.get(i)), new boolean[]{charges[i]}, at, now());
             }
         } else {
-            call(back, Call.GIVE_BACK, from, at, now());
+            call(acquisitions, Call.SETTLE, taken, charges, at, now());
         }
+    }
+
+    /**
+     * Renews the concurrency slots the decisions in {@code taken} took for another lease (renew.lua): in
+     * one call for all of them (one per slot on a Cluster).
+     *
+     * @throws LimiterUnavailableException when Redis cannot answer, as for a decision
+     */
+    @Override
+    public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        int n = acquisitions.size();
+        boolean[] held = new boolean[n];
+        if (cluster && n > 1) {
+            for (int i = 0; i < n; i++) {
+                held[i] = renewAll(List.of(acquisitions.get(i)), List.of(taken.get(i)))[0];
+            }
+            return held;
+        }
+        return renewAll(acquisitions, taken);
+    }
+
+    private boolean[] renewAll(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+        int n = acquisitions.size();
+        List<byte[]> keys = new ArrayList<>(n);
+        ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + n * (8 + SLOT_BYTES)).order(ByteOrder.LITTLE_ENDIAN);
+        packed.putDouble(now());
+        for (int i = 0; i < n; i++) {
+            Rule rule = acquisitions.get(i).rule();
+            keys.add(plans.get(rule).key(acquisitions.get(i).clientKey().value()));
+            packed.putDouble(rule.windowMillis()).putLong(taken.get(i).take().token());
+        }
+        byte[] reply;
+        try {
+            reply = (byte[]) roundTrips.evalsha(RENEW_SHA, RENEW_BYTES, keys, List.of(packed.array()));
+        } catch (RuntimeException e) {
+            throw new LimiterUnavailableException("Redis could not renew leases: " + e.getMessage(), e,
+                    RedisFailure.isTimeout(e));
+        }
+        boolean[] held = new boolean[n];
+        for (int i = 0; i < n; i++) held[i] = reply[i] == 1;
+        return held;
     }
 
     private byte[] evaluate(List<byte[]> keys, List<byte[]> args) {
@@ -457,9 +529,10 @@ public final class RedisEngine implements RateLimiter {
         }
     }
 
-    /** Whether the script sends what a rule took as three doubles (the buckets: their refund counter too). */
-    private static boolean isBucket(Algorithm algorithm) {
-        return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
+    /** Whether the script sends a refund counter with what a rule took (algorithms 4 and above: the buckets', concurrency's 0). */
+    private static boolean sendsGivenBack(Algorithm algorithm) {
+        return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET
+                || algorithm == Algorithm.CONCURRENCY;
     }
 
     /** The once key of a state key (give-back.lua): the same key with {@code :once} appended, in the same slot. */
@@ -486,7 +559,7 @@ public final class RedisEngine implements RateLimiter {
 
     /** The key of {@code rule} for {@code clientKey}, as the script sees it. */
     public String key(Rule rule, ClientKey clientKey) {
-        return keyPrefix + "{" + rule.name() + ":" + clientKey + "}";
+        return keyPrefix + "{" + rule.name() + ":" + clientKey + "}" + (rule.algorithm().isConcurrency() ? ":slots" : "");
     }
 
     /** Deletes the client's key of this rule. */
@@ -515,11 +588,14 @@ public final class RedisEngine implements RateLimiter {
         final byte[] onRedisClock;
         /** A calendar rule's windows, else null. */
         final CalendarCache calendar;
+        /** A concurrency rule: its key ends with {@code :slots}, its requests send their take's token. */
+        final boolean concurrency;
 
         RulePlan(Rule rule, String keyPrefix) {
             RateAlgorithm.validate(rule);
             this.rule = rule;
             this.calendar = rule.calendar() == null ? null : new CalendarCache(rule.calendar());
+            this.concurrency = rule.algorithm().isConcurrency();
             this.keyHead = (keyPrefix + "{" + rule.name() + ":").getBytes(StandardCharsets.UTF_8);
             this.encoded = ByteBuffer.allocate(RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
                     .put(rule.calendar() != null ? CALENDAR_FIXED_WINDOW : algorithmId(rule.algorithm()))
@@ -546,15 +622,21 @@ public final class RedisEngine implements RateLimiter {
                 case TOKEN_BUCKET -> 4;
                 case LEAKY_BUCKET -> 5;
                 case GCRA -> 6;
+                case CONCURRENCY -> 7;
             };
         }
 
+        /** {@code <prefix>{<rule>:<client>}}; a concurrency rule's with {@code :slots} appended (a sorted set of its own). */
         byte[] key(String clientKey) {
             byte[] client = clientKey.getBytes(StandardCharsets.UTF_8);
-            byte[] key = new byte[keyHead.length + client.length + 1];
+            byte[] key = new byte[keyHead.length + client.length + (concurrency ? SLOTS.length : 1)];
             System.arraycopy(keyHead, 0, key, 0, keyHead.length);
             System.arraycopy(client, 0, key, keyHead.length, client.length);
-            key[key.length - 1] = '}';
+            if (concurrency) {
+                System.arraycopy(SLOTS, 0, key, keyHead.length + client.length, SLOTS.length);
+            } else {
+                key[key.length - 1] = '}';
+            }
             return key;
         }
     }

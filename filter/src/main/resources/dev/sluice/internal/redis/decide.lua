@@ -13,16 +13,20 @@ KEYS[base + i]  the state key of acquisition i: <key-prefix>{<rule>:<client key>
 request   (ARGV[1] of decide-one.lua) the request, little-endian binary (struct.pack '<d', then
           '<BBddddd' per acquisition): now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
           each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
-          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra; 0 fixed-window on a calendar,
-          whose rule ends with its window boundaries, '<ddddd' after all else: fixed-window.lua), mode,
-          limit, window ms (a calendar's: its longest),
-          burst, max delay ms, cost; for mode 3 followed by '<ddd': taken ms, fraction, given
+          3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra, 7 concurrency; 0 fixed-window
+          on a calendar, whose rule ends with its window boundaries, '<ddddd' after all else:
+          fixed-window.lua; a concurrency rule in modes 0 to 2 ends with its take's token, 'c8':
+          concurrency.lua), mode, limit, window ms (a calendar's: its longest; concurrency's: the lease),
+          burst, max delay ms, cost; for modes 3 and 5 followed by '<ddd': taken ms, fraction, given
           back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
-          nothing); 2 evaluate only (write nothing); 3 give back what the request took, then
-          evaluate only
-tokens    (ARGV[2]) give-backs only, else nil: per acquisition the 8 bytes of its take's token
-          (RuleDecision.Take), what makes a second application of the same give-back (a call resent after a dropped
-          connection, a cluster retry) change nothing: see give-back.lua
+          nothing); 2 evaluate only (write nothing); 3 give back `cost` of what the request took (a
+          concurrency rule: release its slot), then evaluate only; 5 charge `cost` more, past the limit
+          if need be (rule.<r>.actual-cost: the algorithm's fragment takes it as a request admitted
+          whatever its state), then evaluate the state as it was before
+tokens    (ARGV[2]) give-backs and charges only (modes 3 and 5), else nil: per acquisition the 8 bytes
+          of its take's token (RuleDecision.Take), what makes a second application of the same give-back
+          or charge (a call resent after a dropped connection, a cluster retry) change nothing: see
+          give-back.lua; a concurrency slot's member
 Returns   a string, little-endian doubles (struct.pack '<d'): per key allowed (1 or 0),
           remaining, retry-after ms, reset ms, next ms (until remaining grows; the retry-after when
           denied), delay ms; then the time decided at, ms since the epoch. A rule that took the
@@ -71,23 +75,32 @@ if now < 0 then
   now = redis_now
 end
 
-local n = tokens and n_keys / 2 or n_keys -- a give-back: the takes' tokens, and a once key per state key
+local n = tokens and n_keys / 2 or n_keys -- a settlement: the takes' tokens, and a once key per state key
 local several = n > 1 and {} or nil -- the verdicts, kept for the writes only when there are several rules
 local admitted = true
 local key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
 local taken_ms, taken_fraction, taken_given
-local log_foreign, log_index -- sliding-window-log: the key holds another type; entries already at the logged time
+local log_foreign, log_index -- the key holds another type (sliding-window-log, concurrency); entries already at the logged time
+local force -- a charge (mode 5) not applied before: the fragment takes `cost` whatever the limit
 for i = 1, n do
   if i > 1 then
     algorithm, mode, limit, window, burst, max_delay, cost, pos = decode(RULE, request, pos)
   end
   key = KEYS[base + i]
+  force = false
   if mode >= 2 then
     admitted = false -- evaluate only: no decision is written
-    if mode == 3 then
+    if mode >= 3 then
       taken_ms, taken_fraction, taken_given, pos = decode('<ddd', request, pos)
       --[[ give-back.lua ]]
+      if mode == 5 and taken_ms then
+        force = true
+        local most = 4503599627370496 - 4503599627370496 % window -- RateAlgorithm.chargeable: cost x window <= 2^52
+        if cost > most / window then
+          cost = most / window
+        end
+      end
     end
   end
   if algorithm == 4 then
@@ -102,11 +115,15 @@ for i = 1, n do
     --[[ leaky-bucket.lua ]]
   elseif algorithm == 3 then
     --[[ sliding-window-log.lua ]]
+  elseif algorithm == 7 then
+    --[[ concurrency.lua ]]
   else
     return redis.error_reply('ERR sluice: unknown algorithm ' .. algorithm)
   end
   if not admits and mode == 0 then
     admitted = false -- a shadow rule's denial refuses nothing
+  elseif force then
+    call('SET', key, state, 'PX', format('%d', ttl)) -- a charge writes what the fragment took
   end
   if several then
     several[i] = { algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry,
@@ -130,8 +147,18 @@ for i = 1, n do
     key = KEYS[base + i]
   end
   if admitted and admits then
-    if algorithm ~= 3 then
+    if algorithm ~= 3 and algorithm ~= 7 then
       call('SET', key, state, 'PX', format('%d', ttl))
+    elseif algorithm == 7 then
+      -- concurrency: the ended leases go, the slot is taken under the request's token
+      if log_foreign then
+        call('DEL', key)
+      end
+      call('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
+      call('ZADD', key, format('%d', taken_ms), state)
+      if call('PTTL', key) < ttl then
+        call('PEXPIRE', key, format('%d', ttl))
+      end
     else
       -- sliding-window-log: trim to the window, log cost entries at `state`, members the time and
       -- the entry's index among those of that ms, 8 bytes (struct '>I6I2')

@@ -43,9 +43,9 @@ if count > 0 then
   reset_now = ends - at
 end
 next_now = reset_now -- nothing comes back before the count ends
-if cost > limit then
+if cost > limit and not force then
   admits, retry = false, window
-elseif count + cost > limit then
+elseif count + cost > limit and not force then
   admits, retry = false, ends - at
 else
   local after = window_end -- the end of this request's window
@@ -58,5 +58,9 @@ else
   if ttl < MARGIN then
     ttl = MARGIN
   end
-  state, taken_ms, taken_fraction = encode('<Bdd', 1, at + after, count + cost), at + after, 0
+  local counted = count + cost
+  if force and counted > (2251799813685248 - 2251799813685248 % window) / window then -- RateAlgorithm.maxCount
+    counted = (2251799813685248 - 2251799813685248 % window) / window
+  end
+  state, taken_ms, taken_fraction = encode('<Bdd', 1, at + after, counted), at + after, 0
 end

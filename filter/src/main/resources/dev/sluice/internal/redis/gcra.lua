@@ -33,6 +33,13 @@ if stored and #stored == 27 then
     end
   end
 end
+if far and force then
+  if far > (2251799813685248 - 2251799813685248 % limit) / limit then
+    force = false -- a debt beyond what one may owe under this limit already (charged under a smaller one): as it is
+  else
+    ahead, far = far * limit + far_remainder, nil -- a charge counts the whole lead
+  end
+end
 if far then
   -- denied; lead x limit could leave the exact range, so the figures are worked out in ms
   admits, remaining_now, reset_now, next_now, retry = false, -1, far, 0, window
@@ -55,9 +62,21 @@ else
     next_now = (x + -x % limit) / limit
   end
   local after = ahead + cost * window
-  if cost > burst then
+  if force then
+    local most = 2251799813685248 -- RateAlgorithm.maxDebtUnits, or the lead already there
+    if limit < 32768 and limit * 68719476736 < most then
+      most = limit * 68719476736
+    end
+    if ahead > most then
+      most = ahead
+    end
+    if after > most then
+      after = most
+    end
+  end
+  if cost > burst and not force then
     admits, retry = false, window
-  elseif after > cap then
+  elseif after > cap and not force then
     x = after - cap
     admits, retry = false, (x + -x % limit) / limit
   else

@@ -1,6 +1,6 @@
 --[[
 give-back.lua: the giveBack of the dev.sluice.internal.algorithm classes, a fragment of decide.lua
-(mode 3). Gives back what an admitted request of `cost` took from `key`, as the decision that
+(modes 3 and 5: a charge only passes its once check here). Gives back what an admitted request of `cost` took from `key`, as the decision that
 admitted it identified the take (taken_ms, taken_fraction), never leaving the state better than
 if the request had never happened, whatever was taken since; overwrites the state given back in
 place (SETRANGE, which keeps the key's TTL: the state is only ever better, and Redis 5 has no
@@ -12,8 +12,15 @@ moment after which this give-back could change nothing any more (the take's coun
 faded out, its bucket would be full), one window later still for a caller whose clock lags; a token
 already there gives nothing back. The once key expires with its latest such moment plus MARGIN, and
 its expired tokens are removed on each give-back, so it holds the tokens of the client's give-backs
-that still matter, and nothing once they are over.
+that still matter, and nothing once they are over. A charge (mode 5) would change the state whenever
+it came again, so its token stays at least a minute: longer than any resend of the same call (a
+client library's retry, a cluster redirect) takes; the once-only guarantee of a charge is for those.
 ]]
+if algorithm == 7 then
+  -- concurrency: the slot is released; removing a member twice removes it once, so no once key
+  pcall('ZREM', key, string.sub(tokens, 8 * i - 7, 8 * i))
+  taken_ms = nil
+else
 local void = taken_ms + 1 -- the buckets: full again by then; the windows' counts end at or after taken_ms
 if algorithm == 2 or algorithm == 3 then
   void = taken_ms + window -- the counter's previous count, the log's entries: one window more
@@ -22,6 +29,9 @@ if void < now then
   void = now
 end
 void = void + window
+if mode == 5 and void < now + 60000 then
+  void = now + 60000 -- a charge changes the state whenever it is applied: its token stays for the resends of a minute
+end
 local once = KEYS[base + n + i]
 call('ZREMRANGEBYSCORE', once, '-inf', format('(%d', now))
 if call('ZADD', once, 'NX', void, string.sub(tokens, 8 * i - 7, 8 * i)) == 0 then
@@ -29,8 +39,8 @@ if call('ZADD', once, 'NX', void, string.sub(tokens, 8 * i - 7, 8 * i)) == 0 the
 elseif call('PTTL', once) < void - now + MARGIN then
   call('PEXPIRE', once, format('%d', void - now + MARGIN))
 end
-if not taken_ms then
-  -- once only: nothing to give back
+if not taken_ms or mode == 5 then
+  -- once only: nothing to give back; or a charge, which the algorithm's fragment takes (force)
 elseif algorithm == 3 then
   -- sliding-window-log: remove `cost` of the entries logged at taken_ms, those of that ms with the
   -- highest indices, so that its indices stay 0 .. count - 1 (decide.lua numbers new ones from the count)
@@ -84,13 +94,13 @@ else
     -- left it, the refund counter unmoved), undone exactly; else the cost, at most what refills
     -- between now and that moment, less what was given back since (RateAlgorithm.refundBound)
     if stored and #stored == 28 then
-      local tag, units, stamp, scale, refunded = decode('<BI7I6I7I7', stored)
+      local tag, units, stamp, scale, refunded = decode('<Bi7I6I7I7', stored)
       if tag == 4 and scale == window then
         local debt = burst * window - units
         local debt_fraction = debt % limit
         local refund = 0
         if refunded == taken_given and stamp + (debt - debt_fraction) / limit == taken_ms and debt_fraction == taken_fraction then
-          units = units + cost * window -- untouched since the take: undone
+          refund = cost * window -- untouched since the take: undone
         else
           local at = stamp > now and stamp or now
           if taken_ms >= at then
@@ -100,10 +110,11 @@ else
             end
           end
           if refund > 0 then
-            units, refunded = units + refund, counted(refunded, refund, window)
+            refunded = counted(refunded, refund, window)
           end
         end
-        call('SETRANGE', key, 0, encode('<BI7I6I7I7', 4, units, stamp, scale, refunded))
+        units = units + refund
+        call('SETRANGE', key, 0, encode('<Bi7I6I7I7', 4, units, stamp, scale, refunded))
       end
     end
   else
@@ -148,4 +159,5 @@ else
       end
     end
   end
+end
 end

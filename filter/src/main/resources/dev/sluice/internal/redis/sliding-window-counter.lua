@@ -10,6 +10,13 @@ local current, previous = 0, 0
 local stored = pcall('GET', key)
 if stored and #stored == 25 then
   local tag, stored_end, stored_current, stored_previous = decode('<Bddd', stored)
+  local most = (2251799813685248 - 2251799813685248 % window) / window -- RateAlgorithm.maxCount: a charged count stays exact
+  if stored_current > most then
+    stored_current = most
+  end
+  if stored_previous > most then
+    stored_previous = most
+  end
   if tag == 2 then
     stored_end = stored_end + -stored_end % window
     if now < stored_end then -- the stored current count's window; a lagging caller is at its start
@@ -52,9 +59,9 @@ if c <= limit then
     next_now = start + window + (x > 0 and x or 0) - now
   end
 end
-if cost > limit then
+if cost > limit and not force then
   admits, retry = false, window
-elseif previous_units + (current + cost) * window > quota then
+elseif previous_units + (current + cost) * window > quota and not force then
   if current + cost <= limit then
     x = (limit - current - cost) * window
     retry = start + window - (x - x % previous) / previous - now
@@ -66,6 +73,9 @@ elseif previous_units + (current + cost) * window > quota then
   admits = false
 else
   local counted = current + cost
+  if force and counted > (2251799813685248 - 2251799813685248 % window) / window then -- RateAlgorithm.maxCount
+    counted = (2251799813685248 - 2251799813685248 % window) / window
+  end
   x = quota - previous_units - counted * window
   remaining_after = (x - x % window) / window
   c = remaining_after + 1 -- at most limit: this request took at least one

@@ -1,7 +1,9 @@
 --[[
 token-bucket.lua: dev.sluice.internal.algorithm.TokenBucket, a fragment of decide.lua.
-State: struct '<BI7I6I7I7' 4, tokens x window, ms, window, refunded (what was given back so far,
-modulo 2^52; 28 bytes: ms below 2^48, the year 10889); PX = time to a full bucket + MARGIN. Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit
+State: struct '<Bi7I6I7I7' 4, tokens x window (signed: a charge past empty leaves a debt, negative
+tokens; written unsigned before 0.3, the same bytes for every value it wrote), ms, window, refunded
+(what was given back so far, modulo 2^52; 28 bytes: ms below 2^48, the year 10889); PX = time to a full
+bucket + MARGIN. Tokens are scaled by the window, so a refill of limit per window adds elapsed * limit
 units. The stored time never moves backwards: a caller whose clock lags refills nothing. Tokens
 scaled by another window (the rule's window changed) are rescaled exactly, rounded down.
 ]]
@@ -9,7 +11,7 @@ local cap = burst * window
 local tokens, at, refunded = cap, now, 0
 local stored = pcall('GET', key)
 if stored and #stored == 28 then
-  local tag, units, stamp, scale, stored_refunded = decode('<BI7I6I7I7', stored)
+  local tag, units, stamp, scale, stored_refunded = decode('<Bi7I6I7I7', stored)
   if tag == 4 then
     refunded = stored_refunded
     if scale ~= window then
@@ -18,6 +20,8 @@ if stored and #stored == 28 then
       local whole = (units - units % scale) / scale
       if whole >= burst then
         units = cap
+      elseif whole < -(2251799813685248 - 2251799813685248 % window) / window - 1 then
+        units = -2251799813685248 -- a debt read in a much longer window: kept within the exact range
       else
         local fraction, q, rest, w, bit = units % scale, 0, 0, window, 1125899906842624
         while bit >= 1 do
@@ -34,6 +38,9 @@ if stored and #stored == 28 then
           bit = bit / 2
         end
         units = whole * window + q
+        if units < -2251799813685248 then
+          units = -2251799813685248
+        end
       end
     end
     if units > cap then
@@ -53,22 +60,32 @@ remaining_now, reset_now, next_now = (tokens - tokens % window) / window, 0, 0
 if tokens < cap then
   local x = cap - tokens
   reset_now = skew + (x + -x % limit) / limit
-  x = (remaining_now + 1) * window - tokens -- until one more whole token
+  x = (remaining_now > 0 and remaining_now or 0) * window + window - tokens -- until one more whole token (from 0 in debt)
   next_now = skew + (x + -x % limit) / limit
 end
-if cost > burst then
+if cost > burst and not force then
   admits, retry = false, window
-elseif tokens < cost * window then
+elseif tokens < cost * window and not force then
   local x = cost * window - tokens
   admits, retry = false, skew + (x + -x % limit) / limit
 else
   local left = tokens - cost * window
+  if left < 0 then
+    -- a charge past empty (force): a debt, negative tokens, of at most RateAlgorithm.maxDebtUnits
+    local most = 2251799813685248
+    if limit < 32768 and limit * 68719476736 < most then
+      most = limit * 68719476736
+    end
+    if left < -most then
+      left = -most
+    end
+  end
   remaining_after = (left - left % window) / window
   local x = cap - left
   reset_after = skew + (x + -x % limit) / limit
-  x = (remaining_after + 1) * window - left
+  x = (remaining_after > 0 and remaining_after or 0) * window + window - left
   admits, next_after, delay = true, skew + (x + -x % limit) / limit, 0
-  state, ttl = encode('<BI7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
+  state, ttl = encode('<Bi7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
   x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
   taken_fraction, taken_given = x % limit, refunded
   taken_ms = at + (x - taken_fraction) / limit

@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm;
 
+import dev.sluice.testing.Rates;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
@@ -570,7 +571,7 @@ public abstract class AlgorithmSpec {
     @Test
     void aFullQuotaHasNothingMoreToCome() {
         Rule impossible = rule("impossible", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Rates.ALL) {
             Rule r = rule(algorithm.id(), algorithm, 10, Duration.ofMinutes(1));
             // denied by the other rule: this one takes nothing and shows its untouched, full state
             Decision d = engine.decide(List.of(new Acquisition(r, ClientKey.parse("a"), 1), new Acquisition(impossible, ClientKey.parse("a"), 2)));
@@ -592,7 +593,7 @@ public abstract class AlgorithmSpec {
 
     @Test
     void aGiveBackRightAfterTheRequestLeavesTheStateAsIfItNeverHappened() {
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Rates.ALL) {
             Rule r = algorithm == Algorithm.LEAKY_BUCKET ? leaky(10, Duration.ofMinutes(1), 10, Duration.ofMinutes(1))
                     : rule(algorithm.id(), algorithm, 10, Duration.ofMinutes(1));
             clock.set(T0 + 15_000);
@@ -791,5 +792,193 @@ public abstract class AlgorithmSpec {
     @Test
     void noAcquisitionsIsNoDecision() {
         assertThat(engine.decide(List.of())).isSameAs(Decision.none());
+    }
+
+    // ---- concurrency: requests in flight ----
+
+    protected static Rule concurrency(String name, long limit, Duration lease) {
+        return Rule.builder(name).algorithm(Algorithm.CONCURRENCY).limit(limit).lease(lease).build();
+    }
+
+    private void release(RuleDecision taken, String client) {
+        engine.giveBack(List.of(new Acquisition(taken.rule(), ClientKey.parse(client))), List.of(taken));
+    }
+
+    private boolean renew(RuleDecision taken, String client) {
+        return engine.renew(List.of(new Acquisition(taken.rule(), ClientKey.parse(client))), List.of(taken))[0];
+    }
+
+    @Test
+    void concurrencyAdmitsTheLimitInFlightThenDeniesUntilOneCompletes() {
+        Rule exports = concurrency("exports", 3, Duration.ofSeconds(30));
+        RuleDecision first = ask(exports, "a");
+        assertThat(List.of(first.allowed(), first.remaining())).containsExactly(true, 2L);
+        assertThat(ask(exports, "a").remaining()).isEqualTo(1);
+        assertThat(ask(exports, "a").remaining()).isZero();
+        RuleDecision refused = ask(exports, "a");
+        assertThat(List.of(refused.allowed(), refused.remaining(), refused.retryAfterMs(), refused.resetMs()))
+                .as("a hint of a second: when a slot frees depends on requests that have not finished")
+                .containsExactly(false, 0L, 1000L, 1000L);
+        assertThat(refused.taken()).isFalse();
+        assertThat(ask(exports, "b").remaining()).as("another client's slots").isEqualTo(2);
+
+        clock.advance(10_000); // nothing comes back with time while the requests run
+        assertThat(ask(exports, "a").allowed()).isFalse();
+        release(first, "a");
+        RuleDecision next = ask(exports, "a");
+        assertThat(List.of(next.allowed(), next.remaining())).containsExactly(true, 0L);
+    }
+
+    @Test
+    void aSlotReleasedTwiceIsFreedOnce() {
+        Rule exports = concurrency("exports", 2, Duration.ofSeconds(30));
+        RuleDecision first = ask(exports, "a");
+        ask(exports, "a");
+        release(first, "a");
+        release(first, "a");
+        assertThat(ask(exports, "a").allowed()).isTrue();
+        assertThat(ask(exports, "a").allowed()).as("one slot was freed, not two").isFalse();
+    }
+
+    @Test
+    void aSlotWhoseLeaseEndedIsFreeWithoutARelease() {
+        Rule exports = concurrency("exports", 1, Duration.ofSeconds(5));
+        assertThat(ask(exports, "a").allowed()).isTrue();
+        clock.advance(4_999);
+        assertThat(ask(exports, "a").allowed()).as("the lease holds until its end").isFalse();
+        clock.advance(1);
+        assertThat(ask(exports, "a").allowed()).as("an instance that stopped renewing leaves it free at the lease's end")
+                .isTrue();
+    }
+
+    @Test
+    void aRenewedSlotOutlivesItsFirstLeaseAndAnEndedOneIsNotBroughtBack() {
+        Rule exports = concurrency("exports", 1, Duration.ofSeconds(6));
+        RuleDecision held = ask(exports, "a");
+        clock.advance(2_000);
+        assertThat(renew(held, "a")).isTrue();
+        clock.advance(5_000); // 7 s after the take, 5 s after the renewal
+        assertThat(ask(exports, "a").allowed()).as("renewed: a lease from the renewal").isFalse();
+        clock.advance(1_000);
+        assertThat(ask(exports, "a").allowed()).as("a lease from the renewal has ended: free").isTrue();
+        RuleDecision other = ask(exports, "b");
+        clock.advance(6_000);
+        assertThat(renew(other, "b")).as("a lease that has ended may be counted free already: not renewed").isFalse();
+        assertThat(ask(exports, "b").allowed()).isTrue();
+    }
+
+    @Test
+    void aConcurrencyRuleTakesNoSlotForARequestAnotherRuleDenies() {
+        Rule exports = concurrency("exports", 1, Duration.ofSeconds(30));
+        Rule impossible = rule("impossible", Algorithm.FIXED_WINDOW, 1, Duration.ofMinutes(1));
+        Decision d = engine.decide(List.of(new Acquisition(exports, ClientKey.parse("a")),
+                new Acquisition(impossible, ClientKey.parse("a"), 2)));
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.rules().get(0).allowed()).as("it would admit").isTrue();
+        assertThat(d.rules().get(0).taken()).isFalse();
+        assertThat(ask(exports, "a").allowed()).as("its slot was never taken").isTrue();
+    }
+
+    @Test
+    void aRequestRefusedForWantOfASlotTakesNothingFromItsOtherRules() {
+        Rule exports = concurrency("exports", 1, Duration.ofSeconds(30));
+        Rule api = rule("api", Algorithm.TOKEN_BUCKET, 10, Duration.ofMinutes(1));
+        ask(exports, "a");
+        Decision d = engine.decide(List.of(new Acquisition(api, ClientKey.parse("a")), new Acquisition(exports, ClientKey.parse("a"))));
+        assertThat(d.allowed()).isFalse();
+        assertThat(ask(api, "a").remaining()).as("the refused request took no token").isEqualTo(9);
+    }
+
+    @Test
+    void aConcurrencyLimitLoweredWhileSlotsAreHeldCountsThemAgainstTheNewLimit() {
+        Rule five = concurrency("exports", 5, Duration.ofSeconds(30));
+        Rule two = concurrency("exports", 2, Duration.ofSeconds(30));
+        for (int i = 0; i < 3; i++) assertThat(ask(five, "a").allowed()).isTrue();
+        RuleDecision d = ask(two, "a");
+        assertThat(List.of(d.allowed(), d.remaining())).containsExactly(false, 0L);
+    }
+
+    // ---- actual cost, settled after the response ----
+
+    private void settle(RuleDecision taken, String client, long actual) {
+        Acquisition a = new Acquisition(taken.rule(), ClientKey.parse(client), taken.rule().cost());
+        dev.sluice.limiter.Settlement s = dev.sluice.limiter.Settlement.ofActualCost(a, taken, actual);
+        if (s != null) engine.settle(List.of(s));
+    }
+
+    @Test
+    void aTokenBucketChargedPastEmptyIsInDebtUntilTheRefillRepaysIt() {
+        Rule llm = rule("llm", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10)); // a token a second
+        RuleDecision estimate = ask(llm, "a");
+        assertThat(estimate.remaining()).isEqualTo(9);
+        settle(estimate, "a", 15); // 14 more: 5 tokens of debt
+        RuleDecision refused = ask(llm, "a");
+        assertThat(List.of(refused.allowed(), refused.remaining(), refused.retryAfterMs()))
+                .as("5 tokens owed and one to take: 6 s").containsExactly(false, 0L, 6_000L);
+        assertThat(refused.resetMs()).as("then 10 s to a full bucket").isEqualTo(15_000);
+        clock.advance(5_999);
+        assertThat(ask(llm, "a").allowed()).isFalse();
+        clock.advance(1);
+        assertThat(ask(llm, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void aGcraChargedPastItsBurstIsInDebtUntilTheTatComesBack() {
+        Rule llm = rule("llm", Algorithm.GCRA, 10, Duration.ofSeconds(10));
+        RuleDecision estimate = ask(llm, "a");
+        settle(estimate, "a", 15);
+        RuleDecision refused = ask(llm, "a");
+        assertThat(List.of(refused.allowed(), refused.remaining(), refused.retryAfterMs()))
+                .as("as the token bucket").containsExactly(false, 0L, 6_000L);
+        clock.advance(6_000);
+        assertThat(ask(llm, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void aFixedWindowChargedPastItsLimitRefusesUntilTheWindowEnds() {
+        Rule llm = rule("llm", Algorithm.FIXED_WINDOW, 10, Duration.ofMinutes(1));
+        clock.set(T0 + 20_000);
+        RuleDecision estimate = ask(llm, "a");
+        settle(estimate, "a", 25);
+        RuleDecision refused = ask(llm, "a");
+        assertThat(List.of(refused.allowed(), refused.remaining(), refused.retryAfterMs())).containsExactly(false, 0L, 40_000L);
+        clock.set(T0 + 60_000);
+        assertThat(ask(llm, "a").remaining()).as("a new window: the debt was this window's").isEqualTo(9);
+    }
+
+    @Test
+    void aSlidingWindowCounterChargedPastItsLimitCarriesTheWeightedDebtIntoTheNextWindow() {
+        Rule llm = rule("llm", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofSeconds(10));
+        RuleDecision estimate = ask(llm, "a");
+        settle(estimate, "a", 20); // 20 in this window: the next window starts with 20 x (1 - elapsed share)
+        clock.set(T0 + 10_000);
+        assertThat(ask(llm, "a").allowed()).as("20 weighted fully at the next window's start").isFalse();
+        clock.set(T0 + 15_500); // 20 x 0.45 = 9: one fits
+        assertThat(ask(llm, "a").allowed()).isTrue();
+    }
+
+    @Test
+    void aRequestThatCostLessThanItsEstimateGivesBackTheDifference() {
+        for (Algorithm algorithm : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.TOKEN_BUCKET,
+                Algorithm.GCRA)) {
+            Rule llm = Rule.builder("llm-" + algorithm.id()).algorithm(algorithm).limit(100).window(Duration.ofMinutes(1))
+                    .cost(50).build();
+            RuleDecision estimate = ask(llm, "a", 50);
+            settle(estimate, "a", 20);
+            RuleDecision after = ask(llm, "a", 1);
+            ask(llm, "b", 20);
+            RuleDecision asIfItCost20 = ask(llm, "b", 1);
+            assertThat(List.of(after.remaining(), after.resetMs(), after.nextMs())).as(algorithm.id())
+                    .isEqualTo(List.of(asIfItCost20.remaining(), asIfItCost20.resetMs(), asIfItCost20.nextMs()));
+        }
+    }
+
+    @Test
+    void aChargeOnAStateThatHasExpiredCountsAfresh() {
+        Rule llm = rule("llm", Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10));
+        RuleDecision estimate = ask(llm, "a");
+        clock.advance(60_000); // the request streamed for a minute: its bucket is long full again
+        settle(estimate, "a", 13); // 12 more than it took, on a full bucket of 10: 2 owed
+        assertThat(ask(llm, "a").retryAfterMs()).isEqualTo(3_000);
     }
 }

@@ -11,6 +11,7 @@ import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 
@@ -177,8 +178,8 @@ class ApproximateLimiterTest {
             }
 
             @Override
-            public void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-                passed.addAll(acquisitions);
+            public void settle(List<Settlement> settlements) {
+                for (Settlement s : settlements) passed.add(s.acquisition());
             }
         }, failover, engine);
         l.giveBack(both, d.rules());

@@ -1,5 +1,6 @@
 package dev.sluice.internal.cache;
 
+import dev.sluice.testing.Rates;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
@@ -303,7 +304,7 @@ class DeniedClientCacheTest {
     @Test
     void neverChangesADecisionOfAnyAlgorithm() {
         Random random = new Random(42);
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Rates.ALL) {
             Rule rule = new Rule("r", algorithm, 5, Duration.ofSeconds(2), algorithm.isWindow() ? 5 : 8, 1, FailurePolicy.OPEN, 5, Duration.ZERO);
             Rule other = Rule.of("o", Algorithm.FIXED_WINDOW, 40, Duration.ofSeconds(1));
             assertThat(DeniedClientCache.exactFor(algorithm)).isTrue();
@@ -345,7 +346,7 @@ class DeniedClientCacheTest {
         Random random = new Random(seed);
         int maxLatencyUs = 5_000;
         Rule blocker = Rule.of("peek", Algorithm.FIXED_WINDOW, 1, Duration.ofSeconds(1));
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Rates.ALL) {
             Rule rule = new Rule("r", algorithm, 5, Duration.ofSeconds(2), algorithm.isWindow() ? 5 : 8, 1,
                     FailurePolicy.OPEN, 5, Duration.ZERO);
             long[] latency = new long[2];

@@ -10,6 +10,7 @@ import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.limiter.RuleDecision.Source;
 import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.testing.ManualClock;
@@ -194,8 +195,8 @@ class BreakerPerNodeTest {
         }
 
         @Override
-        public synchronized void giveBack(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-            givenBack.addAll(acquisitions);
+        public synchronized void settle(List<Settlement> settlements) {
+            for (Settlement s : settlements) givenBack.add(s.acquisition());
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.internal.redis;
 
+import dev.sluice.testing.Rates;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
@@ -77,7 +78,7 @@ class KeyMemoryTest {
         Measure[] typical = new Measure[Algorithm.values().length];
         StringBuilder table = new StringBuilder("\nkey rl:{api:ip=203.0.113.7}, limit 100 per 60 s, 50 requests 100 ms apart\n")
                 .append(String.format(Locale.ROOT, "%-24s %8s %10s %10s %9s%n", "algorithm", "bytes", "reset ms", "PTTL ms", "admitted"));
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Rates.ALL) {
             Duration maxDelay = algorithm == Algorithm.LEAKY_BUCKET ? Duration.ofSeconds(30) : Duration.ZERO;
             Measure m = measure(rule(algorithm, 100, Duration.ofMinutes(1), maxDelay), 50, 100, 1);
             typical[algorithm.ordinal()] = m;
@@ -93,7 +94,7 @@ class KeyMemoryTest {
         }
         System.out.println(table);
 
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Rates.ALL) {
             Measure m = typical[algorithm.ordinal()];
             assertThat(m.admitted).as(algorithm.id()).isEqualTo(50);
             assertThat(m.last.resetMs()).as(algorithm.id()).isPositive();

@@ -1,10 +1,12 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.testing.Rates;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.testing.ManualClock;
@@ -78,7 +80,7 @@ class EquivalenceTest {
     void modelsLocalEngineAndRedisScriptGiveTheSameAnswers() {
         Coverage coverage = replayAll(SEQUENCES, 0, Scenario.Magnitude.SMALL, 3, 60);
         // the sequences exercise what they claim to, so agreement is not vacuous
-        for (Algorithm a : Algorithm.values()) {
+        for (Algorithm a : Rates.ALL) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(SEQUENCES / 20);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(SEQUENCES / 20);
             assertThat(coverage.givenBack[a.ordinal()]).as("%s given back", a).isGreaterThan(SEQUENCES / 20);
@@ -87,13 +89,15 @@ class EquivalenceTest {
         assertThat(coverage.spared).as("admitting rules of denied multi-rule requests").isGreaterThan(SEQUENCES / 20);
         assertThat(coverage.shadowDeniedInAdmitted).as("shadow rules denying requests the others admit").isGreaterThan(SEQUENCES / 20);
         assertThat(coverage.lagging).as("requests from a lagging clock").isGreaterThan(SEQUENCES / 5);
+        assertThat(coverage.charged).as("actual costs charged past what was taken").isGreaterThan(SEQUENCES / 10);
+        assertThat(coverage.settledLess).as("give-backs of actual costs and of whole costs").isGreaterThan(SEQUENCES / 10);
     }
 
     @Test
     void theyAgreeAtTheLargestMagnitudesSluiceAccepts() {
         int sequences = Math.max(1, SEQUENCES / 3);
         Coverage coverage = replayAll(sequences, 1_000_003, Scenario.Magnitude.LARGE, 3, 40);
-        for (Algorithm a : Algorithm.values()) {
+        for (Algorithm a : Rates.ALL) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 20);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
         }
@@ -119,7 +123,7 @@ class EquivalenceTest {
             }
         }
         System.out.println("equivalence with changing figures: " + 2 * sequences + " sequences, " + coverage);
-        for (Algorithm a : Algorithm.values()) {
+        for (Algorithm a : Rates.ALL) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 10);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
             assertThat(coverage.changedFigures[a.ordinal()]).as("%s decisions under other figures than the state's", a)
@@ -159,7 +163,7 @@ class EquivalenceTest {
             if (mismatch != null) throw new AssertionError(TestSeed.replay() + ": " + mismatch);
         }
         System.out.println("equivalence on the Redis clock: " + sequences + " sequences, " + coverage);
-        for (Algorithm a : Algorithm.values()) {
+        for (Algorithm a : Rates.ALL) {
             assertThat(coverage.admitted[a.ordinal()]).as("%s admitted", a).isGreaterThan(sequences / 10);
             assertThat(coverage.denied[a.ordinal()]).as("%s denied", a).isGreaterThan(sequences / 20);
             assertThat(coverage.givenBack[a.ordinal()]).as("%s given back", a).isGreaterThan(sequences / 20);
@@ -224,6 +228,18 @@ class EquivalenceTest {
             largeCosts += o.largeCosts;
             largeLimits += o.largeLimits;
             longWindows += o.longWindows;
+            charged += o.charged;
+            settledLess += o.settledLess;
+        }
+
+        int charged;
+        int settledLess;
+
+        void countSettled(Settled settled) {
+            for (boolean c : settled.charges()) {
+                if (c) charged++;
+                else settledLess++;
+            }
         }
 
         /** Counts the rules of a give-back that had taken something to give back. */
@@ -256,22 +272,23 @@ class EquivalenceTest {
         @Override
         public String toString() {
             StringBuilder sb = new StringBuilder().append(requests).append(" requests;");
-            for (Algorithm a : Algorithm.values()) {
+            for (Algorithm a : Rates.ALL) {
                 sb.append(' ').append(a.id()).append(' ').append(admitted[a.ordinal()]).append('/').append(denied[a.ordinal()]);
             }
             sb.append(" (admitted/denied rule decisions); given back:");
-            for (Algorithm a : Algorithm.values()) sb.append(' ').append(a.id()).append(' ').append(givenBack[a.ordinal()]);
+            for (Algorithm a : Rates.ALL) sb.append(' ').append(a.id()).append(' ').append(givenBack[a.ordinal()]);
             sb.append(';');
             if (Arrays.stream(changedFigures).sum() > 0) {
                 sb.append(" read under other figures:");
-                for (Algorithm a : Algorithm.values()) sb.append(' ').append(a.id()).append(' ').append(changedFigures[a.ordinal()]);
+                for (Algorithm a : Rates.ALL) sb.append(' ').append(a.id()).append(' ').append(changedFigures[a.ordinal()]);
                 sb.append(';');
             }
             return sb.append(' ').append(delayed).append(" delayed, ").append(spared)
                     .append(" admitting rules of denied requests, ").append(shadowDeniedInAdmitted)
                     .append(" shadow rules denying admitted requests, ").append(lagging).append(" from a lagging clock, ")
                     .append(largeCosts).append(" admitted costs >= 10^6, ").append(largeLimits).append(" limits >= 10^6, ")
-                    .append(longWindows).append(" windows >= 1 day").toString();
+                    .append(longWindows).append(" windows >= 1 day, ").append(charged).append(" charges, ")
+                    .append(settledLess).append(" give-backs settled").toString();
         }
     }
 
@@ -306,9 +323,11 @@ class EquivalenceTest {
                 if (step.isGiveBack()) {
                     Decided of = decided.get(step.giveBackOf());
                     coverage.countGiveBack(request, of.pick(of.model, step.indices()));
-                    local.giveBack(request, onceOnly(of.pick(of.local, step.indices()), localGivenBack));
-                    redis.giveBack(request, of.pick(of.redis, step.indices()));
-                    models.giveBack(request, of.pick(of.model, step.indices()), step.now());
+                    Settled settled = Settled.of(step, of.pick(of.model, step.indices()));
+                    coverage.countSettled(settled);
+                    local.settle(onceOnlySettled(settled.settlements(of.pick(of.local, step.indices())), localGivenBack));
+                    redis.settle(settled.settlements(of.pick(of.redis, step.indices())));
+                    models.settle(settled.request(), settled.of(of.pick(of.model, step.indices())), settled.charges(), step.now());
                     request = probes(request);
                 }
                 List<Figures> expected = models.decide(request, step.now());
@@ -355,11 +374,13 @@ class EquivalenceTest {
                 if (step.isGiveBack()) {
                     Decided of = decided.get(step.giveBackOf());
                     coverage.countGiveBack(request, of.pick(of.model, step.indices()));
-                    long at = redis.giveBackTimed(request, of.pick(of.redis, step.indices()));
+                    Settled settled = Settled.of(step, of.pick(of.model, step.indices()));
+                    coverage.countSettled(settled);
+                    long at = redis.settleTimed(settled.settlements(of.pick(of.redis, step.indices())));
                     if (at != Long.MIN_VALUE) {
                         clock.set(at);
-                        local.giveBack(request, onceOnly(of.pick(of.local, step.indices()), localGivenBack));
-                        models.giveBack(request, of.pick(of.model, step.indices()), at);
+                        local.settle(onceOnlySettled(settled.settlements(of.pick(of.local, step.indices())), localGivenBack));
+                        models.settle(settled.request(), settled.of(of.pick(of.model, step.indices())), settled.charges(), at);
                     }
                     request = probes(request);
                 }
@@ -391,6 +412,54 @@ class EquivalenceTest {
         }
     }
 
+    /**
+     * What a give-back step settles, per acquisition that took (by the models' account, which the engines
+     * agree with): its whole cost given back, or the difference between the actual cost it stated and its
+     * cost, charged or given back (none when they are equal); {@code request} holds each with its amount.
+     */
+    record Settled(List<Acquisition> request, boolean[] charges, int[] at) {
+        static Settled of(Scenario.Step step, List<Object> modelTaken) {
+            List<Acquisition> request = new ArrayList<>();
+            List<Boolean> charges = new ArrayList<>();
+            List<Integer> at = new ArrayList<>();
+            for (int i = 0; i < step.acquisitions().size(); i++) {
+                if (modelTaken.get(i) == null) continue;
+                Acquisition a = step.acquisitions().get(i);
+                long actual = step.actual() == null ? -1 : step.actual()[i];
+                if (actual < 0) {
+                    request.add(a);
+                    charges.add(false);
+                } else if (actual != a.cost()) {
+                    request.add(new Acquisition(a.rule(), a.clientKey(), Math.abs(actual - a.cost())));
+                    charges.add(actual > a.cost());
+                } else {
+                    continue;
+                }
+                at.add(i);
+            }
+            boolean[] c = new boolean[charges.size()];
+            for (int i = 0; i < c.length; i++) c[i] = charges.get(i);
+            return new Settled(request, c, at.stream().mapToInt(Integer::intValue).toArray());
+        }
+
+        /** The settlements of {@code taken} (one engine's decisions of the step's acquisitions), those that took. */
+        List<Settlement> settlements(List<RuleDecision> taken) {
+            List<Settlement> out = new ArrayList<>();
+            for (int k = 0; k < at.length; k++) {
+                RuleDecision t = taken.get(at[k]);
+                if (t != null && t.taken()) out.add(new Settlement(request.get(k), t, charges[k]));
+            }
+            return out;
+        }
+
+        /** The models' takes, in the order of {@code request}. */
+        List<Object> of(List<Object> modelTaken) {
+            List<Object> out = new ArrayList<>(at.length);
+            for (int i : at) out.add(modelTaken.get(i));
+            return out;
+        }
+    }
+
     /** What one step's decision took, as each engine and the models tell it, for a later give-back. */
     /**
      * Once only: a take given back again (a scenario may give one back twice, as a retry underneath
@@ -401,6 +470,15 @@ class EquivalenceTest {
         List<RuleDecision> out = new ArrayList<>(picked.size());
         for (RuleDecision d : picked) {
             out.add(d == null || given.add(d) ? d : new RuleDecision(d.rule(), d.allowed(), 0, 0, 0, 0, d.source()));
+        }
+        return out;
+    }
+
+    /** {@link #onceOnly} for settlements: those whose take was settled before are left out (the local engine has no once key). */
+    static List<Settlement> onceOnlySettled(List<Settlement> settlements, Set<RuleDecision> given) {
+        List<Settlement> out = new ArrayList<>(settlements.size());
+        for (Settlement s : settlements) {
+            if (given.add(s.taken())) out.add(s);
         }
         return out;
     }

@@ -16,8 +16,14 @@ import java.util.function.LongPredicate;
  */
 record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs, long nextMs, long delayMs, long windowMs) {
 
+    /** A concurrency rule's retry-after, reset and next: a hint, not a time anything happens at. */
+    static final long CONCURRENCY_HINT_MS = 1000;
+
     /** The figures of a rule that took a request's cost from {@code m} (already applied). */
     static Figures taken(Model m, Rule r, long now, long delay) {
+        if (r.algorithm().isConcurrency()) {
+            return new Figures(true, remaining(m, r, now), 0, CONCURRENCY_HINT_MS, CONCURRENCY_HINT_MS, 0, r.windowMillis());
+        }
         long remaining = remaining(m, r, now);
         return new Figures(true, remaining, 0, reset(m, r, now), next(m, r, now, remaining), delay, windowMs(r, now));
     }
@@ -25,6 +31,10 @@ record Figures(boolean allowed, long remaining, long retryAfterMs, long resetMs,
     /** The figures of a rule that took nothing: it denies {@code cost}, or another rule denied the request. */
     static Figures untouched(Model m, Rule r, long now, long cost) {
         boolean allowed = m.admits(r, now, cost);
+        if (r.algorithm().isConcurrency()) {
+            return new Figures(allowed, remaining(m, r, now), allowed ? 0 : CONCURRENCY_HINT_MS, CONCURRENCY_HINT_MS,
+                    CONCURRENCY_HINT_MS, 0, r.windowMillis());
+        }
         long retry = allowed ? 0 : cost > r.capacity() ? r.windowMillis() : firstMs(now, t -> m.admits(r, t, cost));
         long remaining = remaining(m, r, now);
         return new Figures(allowed, remaining, retry, reset(m, r, now), allowed ? next(m, r, now, remaining) : retry, 0,

@@ -34,6 +34,13 @@ final class FixedWindowModel extends Model {
         return end;
     }
 
+    /** As a request of {@code extra} taken at {@code now}, past the limit, the count at most {@link #maxCount}. */
+    @Override
+    void charge(Rule r, long now, long extra) {
+        take(r, now, chargeable(extra, r));
+        count = Math.min(count, maxCount(r));
+    }
+
     /** The count drops by the cost while it is the count the request was added to: it still ends where the request left it. */
     @Override
     void giveBack(Rule r, long now, long cost, Object taken) {

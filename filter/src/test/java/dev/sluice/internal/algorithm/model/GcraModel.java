@@ -39,6 +39,23 @@ final class GcraModel extends Model {
         return new Ratio[]{tat, refunded};
     }
 
+    /**
+     * The TAT moves {@code extra} intervals further, beyond the burst if need be: no further than
+     * {@link #maxDebtUnits} (in ms x limit) ahead of now, unless it already was.
+     */
+    @Override
+    void charge(Rule r, long now, long extra) {
+        Ratio from = base(r, now);
+        Ratio lead = from.minus(Ratio.of(now));
+        long leadMs = lead.floor();
+        long maxLeadMs = Math.floorDiv(r.burst() * r.windowMillis() + r.limit() - 1, r.limit()) + r.windowMillis();
+        if (leadMs > maxLeadMs && leadMs > (1L << 51) / r.limit()) return; // beyond what one may owe under this limit
+        Ratio most = Ratio.of(maxDebtUnits(r), r.limit()).max(lead);
+        stamp = tat == null ? now : Math.max(now, stamp);
+        tat = Ratio.of(now).plus(lead.plus(interval(r).times(chargeable(extra, r))).min(most));
+        limit = r.limit();
+    }
+
     @Override
     void giveBack(Rule r, long now, long cost, Object taken) {
         if (tat == null || limit != r.limit()) return;

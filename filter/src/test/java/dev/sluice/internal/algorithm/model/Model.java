@@ -51,6 +51,31 @@ abstract class Model {
         giveBack(asTaken, now, cost, taken);
     }
 
+    /**
+     * Charges {@code extra} more at {@code now}, whatever the limit ({@code rule.<r>.actual-cost}): taken as a
+     * request of {@code extra} at {@code now} would be, admitted or not, within the bounds where the engines'
+     * arithmetic is exact ({@link #chargeable}, and each algorithm's cap on a debt). Only for the algorithms
+     * that settle a cost.
+     */
+    void charge(Rule r, long now, long extra) {
+        throw new UnsupportedOperationException(r.algorithm().id() + " settles no cost");
+    }
+
+    /** The most one charge takes: {@code extra x window} at most 2^52. */
+    static long chargeable(long extra, Rule r) {
+        return Math.min(extra, (1L << 52) / r.windowMillis());
+    }
+
+    /** The largest count a window holds once charged past its limit: {@code count x window} at most 2^51. */
+    static long maxCount(Rule r) {
+        return (1L << 51) / r.windowMillis();
+    }
+
+    /** The most a bucket owes, in tokens x window (ms x limit for gcra): 2^51, and at most 2^36 ms of refill. */
+    static long maxDebtUnits(Rule r) {
+        return r.limit() >= 1L << 15 ? 1L << 51 : Math.min(1L << 51, r.limit() << 36);
+    }
+
     /** Whether the state at {@code now} decides exactly as a client never seen (its quota is full). */
     abstract boolean fresh(Rule r, long now);
 
@@ -88,6 +113,7 @@ abstract class Model {
             case TOKEN_BUCKET -> new TokenBucketModel();
             case LEAKY_BUCKET -> new LeakyBucketModel();
             case GCRA -> new GcraModel();
+            case CONCURRENCY -> new ConcurrencyModel();
         };
     }
 

@@ -88,6 +88,47 @@ final class Models {
         }
     }
 
+    /**
+     * Settles at {@code now} what {@code taken} (from {@link #lastTaken}) says each of {@code request}'s rules
+     * took: a charge of the acquisition's cost where {@code charges} says so (as a request taken now, on the
+     * state as it is, or a fresh one), else a give-back (a slot's release). Once only, as {@link #giveBack}.
+     */
+    void settle(List<Acquisition> request, List<Object> taken, boolean[] charges, long now) {
+        for (int i = 0; i < request.size(); i++) {
+            Acquisition a = request.get(i);
+            if (taken.get(i) == null) continue;
+            if (!charges[i]) {
+                giveBack(List.of(a), java.util.Collections.singletonList(taken.get(i)), now);
+                continue;
+            }
+            if (!givenBack.add(taken.get(i))) continue; // once only
+            Model m = state(a, now);
+            m.charge(a.rule(), now, a.cost());
+            m.written(a.rule(), now);
+            states.put(key(a), m);
+        }
+    }
+
+    /**
+     * Renews at {@code now} the concurrency slots that {@code taken} (from {@link #lastTaken}) took.
+     *
+     * @return for each, whether its slot was still held
+     */
+    boolean[] renew(List<Acquisition> request, List<Object> taken, long now) {
+        boolean[] held = new boolean[request.size()];
+        for (int i = 0; i < request.size(); i++) {
+            Acquisition a = request.get(i);
+            Model m = states.get(key(a));
+            if (taken.get(i) == null || m == null) continue;
+            m.settle(now);
+            if (m instanceof ConcurrencyModel c && c.renew(a.rule(), now, ((Take) taken.get(i)).taken())) {
+                held[i] = true;
+                m.written(a.rule(), now);
+            }
+        }
+        return held;
+    }
+
     /** The state of {@code a}'s rule and client as {@code a}'s algorithm reads it at {@code now}. */
     private Model state(Acquisition a, long now) {
         Model m = states.get(key(a));

@@ -57,25 +57,25 @@ class RetryAfterPropertyTest {
     }
 
     @ParameterizedTest
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void onTheLocalEngine(Algorithm algorithm) {
         check(algorithm, Scenario.Magnitude.SMALL, SEQUENCES, clock -> new LocalEngine(clock, 1_000), null);
     }
 
     @ParameterizedTest
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void onRedis(Algorithm algorithm) {
         onRedis(algorithm, Scenario.Magnitude.SMALL, Math.max(1, SEQUENCES / 6));
     }
 
     @ParameterizedTest
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void onTheLocalEngineAtLargeMagnitudes(Algorithm algorithm) {
         check(algorithm, Scenario.Magnitude.LARGE, Math.max(1, SEQUENCES / 3), clock -> new LocalEngine(clock, 1_000), null);
     }
 
     @ParameterizedTest
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void onRedisAtLargeMagnitudes(Algorithm algorithm) {
         onRedis(algorithm, Scenario.Magnitude.LARGE, Math.max(1, SEQUENCES / 6));
     }

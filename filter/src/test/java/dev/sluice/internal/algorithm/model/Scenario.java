@@ -1,5 +1,6 @@
 package dev.sluice.internal.algorithm.model;
 
+import dev.sluice.testing.Rates;
 import dev.sluice.internal.algorithm.RateAlgorithm;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
@@ -54,12 +55,21 @@ final class Scenario {
      * A request, or (when {@code giveBackOf >= 0}) a give-back: step {@code giveBackOf}'s
      * acquisitions at {@code indices} give back what their decision took (if it took: when the
      * request was admitted and the rule admitted it), as {@code rule.<r>.count} does after a
-     * response that does not count; other requests may have come between.
+     * response that does not count; other requests may have come between. {@code actual}, when not
+     * null, settles actual costs instead ({@code rule.<r>.actual-cost}): per acquisition, the cost the
+     * request really had (the difference from its cost charged or given back), or -1 where its whole
+     * cost is given back (its status did not count).
      */
-    record Step(long now, List<Acquisition> acquisitions, int giveBackOf, int[] indices) {
+    record Step(long now, List<Acquisition> acquisitions, int giveBackOf, int[] indices, long[] actual) {
         Step(long now, List<Acquisition> acquisitions) {
-            this(now, acquisitions, -1, null);
+            this(now, acquisitions, -1, null, null);
         }
+
+        Step(long now, List<Acquisition> acquisitions, int giveBackOf, int[] indices) {
+            this(now, acquisitions, giveBackOf, indices, null);
+        }
+
+
 
         boolean isGiveBack() {
             return giveBackOf >= 0;
@@ -99,12 +109,12 @@ final class Scenario {
         long maxWindow = 0;
         List<List<Rule>> figures = new ArrayList<>(); // per rule name, its sets of figures
         for (int i = 0; i < ruleCount; i++) {
-            Algorithm algorithm = only != null ? only : Algorithm.values()[rnd.nextInt(Algorithm.values().length)];
+            Algorithm algorithm = only != null ? only : Rates.ALL.get(rnd.nextInt(Rates.ALL.size()));
             boolean shadow = rnd.nextInt(4) == 0; // a shadow rule: decides and takes, refuses nothing
             List<Rule> sets = new ArrayList<>();
             int count = changingFigures ? 2 + rnd.nextInt(2) : 1;
             for (int f = 0; f < count; f++) {
-                Algorithm a = f > 0 && rnd.nextInt(8) == 0 ? Algorithm.values()[rnd.nextInt(Algorithm.values().length)] : algorithm;
+                Algorithm a = f > 0 && rnd.nextInt(8) == 0 ? Rates.ALL.get(rnd.nextInt(Rates.ALL.size())) : algorithm;
                 Rule r = magnitude == Magnitude.SMALL ? rule("r" + i, a, rnd) : largeRule("r" + i, a, rnd);
                 sets.add(r.withDryRun(shadow));
                 s.rules.add(sets.get(f));
@@ -117,6 +127,8 @@ final class Scenario {
         int clients = 1 + rnd.nextInt(3);
         long latest = ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000);
         int stepCount = 5 + rnd.nextInt(maxSteps - 4);
+        java.util.Set<Integer> settled = new java.util.HashSet<>(); // steps whose actual costs were settled
+        java.util.Set<Integer> givenBack = new java.util.HashSet<>(); // steps given back whole
         for (int i = 0; i < stepCount; i++) {
             long now;
             int kind = rnd.nextInt(100);
@@ -135,7 +147,15 @@ final class Scenario {
             if (i > 0 && rnd.nextInt(100) < 15) {
                 int of = Math.max(0, i - 1 - rnd.nextInt(Math.min(i, 6)));
                 while (of > 0 && s.steps.get(of).isGiveBack()) of--;
-                if (!s.steps.get(of).isGiveBack()) {
+                Step previous = s.steps.get(s.steps.size() - 1);
+                if (previous.actual() != null && rnd.nextInt(4) == 0) {
+                    // the same settlement sent again (a call resent after a dropped connection): changes nothing
+                    s.steps.add(new Step(previous.now(), previous.acquisitions(), previous.giveBackOf(), previous.indices(),
+                            previous.actual()));
+                    continue;
+                }
+                // a request is settled once (its actual costs) or given back (its status did not count), not both
+                if (!s.steps.get(of).isGiveBack() && !settled.contains(of)) {
                     Step request = s.steps.get(of);
                     List<Acquisition> back = new ArrayList<>();
                     List<Integer> indices = new ArrayList<>();
@@ -145,7 +165,17 @@ final class Scenario {
                             indices.add(k);
                         }
                     }
-                    s.steps.add(new Step(now, back, of, indices.stream().mapToInt(Integer::intValue).toArray()));
+                    long[] actual = null;
+                    if (!givenBack.contains(of) && rnd.nextBoolean()) { // the costs stated after the responses
+                        settled.add(of);
+                        actual = new long[back.size()];
+                        for (int k = 0; k < actual.length; k++) {
+                            Acquisition a = back.get(k);
+                            actual[k] = a.rule().algorithm().settlesCost() && rnd.nextInt(5) > 0 ? actualCost(a.cost(), rnd) : -1;
+                        }
+                    }
+                    if (actual == null) givenBack.add(of);
+                    s.steps.add(new Step(now, back, of, indices.stream().mapToInt(Integer::intValue).toArray(), actual));
                     continue;
                 }
             }
@@ -310,6 +340,21 @@ final class Scenario {
         return capacity + 1;
     }
 
+    /**
+     * A cost stated after the response of a request that took {@code cost}: none, less, the same, more,
+     * now and then far more (beyond the debt the engines keep).
+     */
+    static long actualCost(long cost, Random rnd) {
+        return switch (rnd.nextInt(10)) {
+            case 0 -> 0;
+            case 1 -> cost;
+            case 2, 3 -> rnd.nextLong(cost + 1);
+            case 4, 5, 6 -> cost + rnd.nextLong(2 * cost + 1);
+            case 7, 8 -> cost + logUniform(rnd, 1, 1_000 * cost);
+            default -> logUniform(rnd, 1, Long.MAX_VALUE / 4);
+        };
+    }
+
     /** The scenario as text, up to and including step {@code last}: enough to replay it by hand. */
     String describe(int last) {
         StringBuilder sb = new StringBuilder("seed ").append(seed).append('\n');
@@ -325,12 +370,14 @@ final class Scenario {
         for (int i = 0; i <= last && i < steps.size(); i++) {
             Step st = steps.get(i);
             sb.append("  #").append(i).append(" t=").append(st.now()).append(" (+").append(st.now() - t0).append(")");
-            if (st.isGiveBack()) sb.append(" give back #").append(st.giveBackOf()).append(':');
-            for (Acquisition a : st.acquisitions()) {
+            if (st.isGiveBack()) sb.append(st.actual() == null ? " give back #" : " settle #").append(st.giveBackOf()).append(':');
+            for (int k = 0; k < st.acquisitions().size(); k++) {
+                Acquisition a = st.acquisitions().get(k);
                 sb.append(' ').append(a.rule().name());
                 int set = sets(a.rule().name()).indexOf(a.rule());
                 if (sets(a.rule().name()).size() > 1) sb.append('#').append(set);
                 sb.append(':').append(a.clientKey()).append('x').append(a.cost());
+                if (st.actual() != null) sb.append(st.actual()[k] < 0 ? " (all back)" : " (actual " + st.actual()[k] + ")");
             }
             sb.append('\n');
         }

@@ -21,8 +21,9 @@ final class SlidingWindowCounterModel extends Model {
         long w = r.windowMillis();
         if (end != Long.MIN_VALUE) {
             long rounded = Math.floorDiv(end + w - 1, w) * w;
-            if (now < rounded) return new long[]{rounded - w, current, previous};
-            if (now < rounded + w) return new long[]{rounded, 0, current};
+            long c = Math.min(current, maxCount(r)); // a count charged under a shorter window: at most maxCount here
+            if (now < rounded) return new long[]{rounded - w, c, Math.min(previous, maxCount(r))};
+            if (now < rounded + w) return new long[]{rounded, 0, c};
         }
         return new long[]{Math.floorDiv(now, w) * w, 0, 0};
     }
@@ -46,6 +47,13 @@ final class SlidingWindowCounterModel extends Model {
         current = s[1] + cost;
         previous = s[2];
         return end;
+    }
+
+    /** As a request of {@code extra} taken at {@code now}, past the limit, the count at most {@link #maxCount}. */
+    @Override
+    void charge(Rule r, long now, long extra) {
+        take(r, now, chargeable(extra, r));
+        current = Math.min(current, maxCount(r));
     }
 
     /** Off the current count while the request's window is current, off the previous in the next window. */

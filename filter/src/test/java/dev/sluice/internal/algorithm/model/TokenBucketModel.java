@@ -19,7 +19,7 @@ final class TokenBucketModel extends Model {
         if (tokens == null) return Ratio.of(r.burst());
         Ratio kept = tokens;
         long w = r.windowMillis();
-        if (window != w) kept = Ratio.of(kept.times(w).floor(), w);
+        if (window != w) kept = Ratio.of(kept.times(w).max(Ratio.of(-(1L << 51))).floor(), w); // a debt: at most 2^51
         long elapsed = Math.max(now, stamp) - stamp;
         return kept.min(Ratio.of(r.burst())).plus(Ratio.of(elapsed * r.limit(), w)).min(Ratio.of(r.burst()));
     }
@@ -39,6 +39,16 @@ final class TokenBucketModel extends Model {
         return new Ratio[]{Ratio.of(stamp).plus(Ratio.of(r.burst()).minus(left).times(Ratio.of(r.windowMillis(), r.limit()))), refunded};
     }
 
+    /** As a request of {@code extra} taken at {@code now}, past empty: negative tokens, at most {@link #maxDebtUnits} owed. */
+    @Override
+    void charge(Rule r, long now, long extra) {
+        long w = r.windowMillis();
+        Ratio left = tokensAt(r, now).minus(Ratio.of(chargeable(extra, r)));
+        stamp = tokens == null ? now : Math.max(now, stamp);
+        window = w;
+        tokens = left.max(Ratio.of(-maxDebtUnits(r), w));
+    }
+
     /**
      * Undone if nothing was taken or given back since; else the cost, but at most what refills
      * between now (not before the stored time) and the moment the bucket the request left would have
@@ -50,20 +60,21 @@ final class TokenBucketModel extends Model {
         if (tokens == null || window != r.windowMillis()) return;
         Ratio[] t = (Ratio[]) taken;
         Ratio full = Ratio.of(stamp).plus(Ratio.of(r.burst()).minus(tokens).times(Ratio.of(r.windowMillis(), r.limit())));
+        Ratio refund;
         if (full.equals(t[0]) && refunded.equals(t[1])) {
-            tokens = tokens.plus(Ratio.of(cost)); // nothing taken or given back since: undone
-            return;
+            refund = Ratio.of(cost); // nothing taken or given back since: undone
+        } else {
+            // The refund counter only grows over a state's life: one below the take's belongs to a state
+            // that replaced the take's (another algorithm's take in between): nothing to give back, as in
+            // the engines, where the counter's difference, modulo 2^52, is then beyond any bound.
+            if (refunded.compareTo(t[1]) < 0) return;
+            Ratio ahead = t[0].minus(Ratio.of(Math.max(now, stamp)));
+            Ratio bound = ahead.times(Ratio.of(r.limit(), r.windowMillis())).minus(refunded.minus(t[1]));
+            if (bound.compareTo(Ratio.ZERO) <= 0) return;
+            refund = Ratio.of(cost).min(bound);
+            refunded = refunded.plus(Ratio.of(refund.ceil())); // the engines count whole tokens, rounded up
         }
-        // The refund counter only grows over a state's life: one below the take's belongs to a state
-        // that replaced the take's (another algorithm's take in between): nothing to give back, as in
-        // the engines, where the counter's difference, modulo 2^52, is then beyond any bound.
-        if (refunded.compareTo(t[1]) < 0) return;
-        Ratio ahead = t[0].minus(Ratio.of(Math.max(now, stamp)));
-        Ratio bound = ahead.times(Ratio.of(r.limit(), r.windowMillis())).minus(refunded.minus(t[1]));
-        if (bound.compareTo(Ratio.ZERO) <= 0) return;
-        Ratio refund = Ratio.of(cost).min(bound);
         tokens = tokens.plus(refund);
-        refunded = refunded.plus(Ratio.of(refund.ceil())); // the engines count whole tokens, rounded up
     }
 
     /**

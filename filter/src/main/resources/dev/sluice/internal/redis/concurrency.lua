@@ -1,0 +1,26 @@
+--[[
+concurrency.lua: dev.sluice.internal.algorithm.Concurrency, a fragment of decide.lua.
+State: a sorted set under the rule's key with ':slots' appended (RedisEngine), one member per slot
+held: the 8 bytes of the token of the request holding it, scored by the moment its lease ends (ms);
+PEXPIRE = the latest lease's end + MARGIN. `window` is the lease. The slots held are those whose
+lease ends after now; ended ones are removed when a slot is taken. In modes 0 to 2 the rule ends
+with its take's token ('c8', after all else): the member a slot is taken under. A key of another
+type counts as no slot held, and is replaced when a slot is taken. Released (mode 3) by give-back.lua;
+renewed by renew.lua. Not a rate: retry, reset and next are a hint of a second (Concurrency.HINT_MS).
+]]
+local slot
+if mode < 3 then
+  slot, pos = decode('c8', request, pos)
+end
+local held = pcall('ZCOUNT', key, format('(%d', now), '+inf')
+log_foreign = type(held) ~= 'number'
+if log_foreign then
+  held = 0
+end
+remaining_now, reset_now, next_now = limit - held, 1000, 1000
+if held + cost > limit then
+  admits, retry = false, 1000
+else
+  admits, remaining_after, reset_after, next_after, delay = true, limit - held - cost, 1000, 1000, 0
+  state, ttl, taken_ms, taken_fraction, taken_given = slot, window + MARGIN, now + window, 0, 0
+end
