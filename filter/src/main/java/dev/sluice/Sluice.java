@@ -237,6 +237,7 @@ public final class Sluice implements AutoCloseable {
      */
     public Decision tryAcquire(String ruleName, String plan, ClientKey clientKey) {
         Rule figures = rule(ruleName, plan);
+        rateRule(rule(ruleName));
         return figures == null ? Decision.none() : decide(List.of(new Acquisition(figures, clientKey, figures.cost())));
     }
 
@@ -253,12 +254,26 @@ public final class Sluice implements AutoCloseable {
 
     /** Takes {@code cost} tokens of the rule for {@code clientKey}. Never waits. */
     public Decision tryAcquire(String ruleName, ClientKey clientKey, long cost) {
-        return decide(List.of(new Acquisition(rule(ruleName), clientKey, cost)));
+        return decide(List.of(new Acquisition(rateRule(rule(ruleName)), clientKey, cost)));
+    }
+
+    /**
+     * {@code rule}, if it counts a rate: a concurrency rule's slot must be released when its request is
+     * over, which a bare decision cannot do ({@link #tryAcquireSlot} holds and releases it).
+     */
+    private static Rule rateRule(Rule rule) {
+        if (rule.algorithm().isConcurrency()) {
+            throw new IllegalArgumentException("rule " + rule.name() + " is a concurrency rule: take its slot with"
+                    + " tryAcquireSlot (or begin), which releases it when the lease is closed");
+        }
+        return rule;
     }
 
     /**
      * Decides several rules for one request atomically: either every rule admits it and each
      * takes its cost, or it is denied and no rule takes anything (see {@link RateLimiter#decide}).
+     * A concurrency rule's slot taken here is held until it is given back ({@link #giveBack}) or its
+     * lease ends, and is not renewed: {@link #begin} holds and renews it until the lease is closed.
      */
     public Decision decide(List<Acquisition> acquisitions) {
         long started = System.nanoTime();
@@ -384,7 +399,7 @@ public final class Sluice implements AutoCloseable {
      * @throws InterruptedException if the thread is interrupted while waiting (nothing was taken)
      */
     public Decision acquire(String ruleName, ClientKey clientKey, long cost, Duration maxWait) throws InterruptedException {
-        List<Acquisition> request = List.of(new Acquisition(rule(ruleName), clientKey, cost));
+        List<Acquisition> request = List.of(new Acquisition(rateRule(rule(ruleName)), clientKey, cost));
         long deadline = System.nanoTime() + nonNegative(maxWait).toNanos();
         while (true) {
             Decision d = decide(request);
@@ -416,7 +431,7 @@ public final class Sluice implements AutoCloseable {
      * within {@code maxWait}. Waits are scheduled on a timer, never slept.
      */
     public CompletableFuture<Decision> acquireAsync(String ruleName, ClientKey clientKey, long cost, Duration maxWait) {
-        List<Acquisition> request = List.of(new Acquisition(rule(ruleName), clientKey, cost));
+        List<Acquisition> request = List.of(new Acquisition(rateRule(rule(ruleName)), clientKey, cost));
         long deadline = System.nanoTime() + nonNegative(maxWait).toNanos();
         CompletableFuture<Decision> result = new CompletableFuture<>();
         attempt(request, deadline, result);

@@ -9,7 +9,8 @@ import java.util.Objects;
  *
  * @param rule      the limit
  * @param clientKey who is counted (bounded and tagged where it was made, see {@link ClientKey})
- * @param cost      tokens to take, at least 1 (1 for a concurrency rule: one slot); in a give-back or a charge
+ * @param cost      tokens to take, at least 1 (1 for a concurrency rule: one slot; or, only to ask, more than
+ *                  its limit); in a give-back or a charge
  *                  ({@link Settlement}), the amount settled
  */
 public record Acquisition(Rule rule, ClientKey clientKey, long cost) {
@@ -18,7 +19,8 @@ public record Acquisition(Rule rule, ClientKey clientKey, long cost) {
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(clientKey, "clientKey");
         if (cost < 1) throw new IllegalArgumentException("cost must be at least 1: " + cost);
-        if (cost != 1 && rule.algorithm().isConcurrency()) {
+        if (cost != 1 && cost <= rule.limit() && rule.algorithm().isConcurrency()) {
+            // a cost above the limit only asks (never admitted, nothing taken): a probe of the slots held
             throw new IllegalArgumentException("rule " + rule.name() + " is a concurrency rule: a request takes one slot,"
                     + " so its cost is 1, not " + cost);
         }

@@ -185,4 +185,21 @@ class ApproximateLimiterTest {
         l.giveBack(both, d.rules());
         assertThat(passed).containsExactly(both.get(1));
     }
+
+    /**
+     * A request with an approximate rule and a concurrency rule, which the approximate rule denies: the
+     * concurrency rule is asked for its figures without taking a slot (a cost above its limit only asks).
+     */
+    @Test
+    void aConcurrencyRuleOfARequestAnApproximateRuleDeniesTakesNoSlot() {
+        Rule exports = Rule.builder("exports").algorithm(Algorithm.CONCURRENCY).limit(2).build();
+        for (int i = 0; i < 3; i++) assertThat(limiter.decide(request(APPROX)).allowed()).isTrue();
+        Decision denied = limiter.decide(request(APPROX, exports));
+        assertThat(denied.allowed()).isFalse();
+        RuleDecision slots = denied.rules().get(1);
+        assertThat(List.of(slots.allowed(), slots.remaining(), slots.taken())).as("untouched: two slots free")
+                .containsExactly(true, 2L, false);
+        Decision held = redis.decide(request(exports));
+        assertThat(held.rules().get(0).remaining()).as("no slot was taken by the denied request").isEqualTo(1);
+    }
 }
