@@ -156,6 +156,45 @@ class ClusterIT {
                 .as("the denied requests took nothing from rule a").isEqualTo(1);
     }
 
+    /**
+     * Concurrency on a Cluster: a request's slot and its token-bucket rule live in different slots; a slot
+     * taken for a request its other rule then denies is released (the take given back), renewals and
+     * releases reach the master of each slot's key, and a settlement reaches each rule's master.
+     */
+    @Test
+    void slotsAndSettlementsFollowEachRulesMaster() {
+        RedisEngine engine = instance("t:cluster:slots:");
+        Rule exports = Rule.builder("exports").algorithm(Algorithm.CONCURRENCY).limit(2).build();
+        Rule api = Rule.of("api", Algorithm.TOKEN_BUCKET, 3, HOUR);
+        ClientKey client = ClientKey.parse("ip=10.9.9.10");
+        List<Acquisition> request = List.of(new Acquisition(exports, client), new Acquisition(api, client));
+
+        Decision first = engine.decide(request);
+        Decision second = engine.decide(request);
+        Decision third = engine.decide(request);
+        assertThat(List.of(first.allowed(), second.allowed(), third.allowed())).containsExactly(true, true, false);
+        assertThat(third.violated()).extracting(r -> r.rule().name()).containsExactly("exports");
+        assertThat(engine.decide(List.of(new Acquisition(api, client))).rules().get(0).remaining())
+                .as("the refused request took no token").isEqualTo(0);
+
+        assertThat(engine.renew(List.of(request.get(0), request.get(0)), List.of(first.rules().get(0), second.rules().get(0))))
+                .containsExactly(true, true);
+        engine.settle(List.of(dev.sluice.limiter.Settlement.giveBack(request.get(0), first.rules().get(0)),
+                dev.sluice.limiter.Settlement.ofActualCost(request.get(1), first.rules().get(1), 0)));
+        Decision after = engine.decide(List.of(new Acquisition(exports, client), new Acquisition(api, client)));
+        assertThat(after.allowed()).as("one slot released, one token given back, in one settlement").isTrue();
+        assertThat(after.rules().get(1).remaining()).isEqualTo(0);
+
+        // a request refused by its token bucket after its slot was taken releases the slot (the earlier rule gives back)
+        engine.giveBack(List.of(request.get(0)), List.of(after.rules().get(0)));
+        Decision refusedByApi = engine.decide(request);
+        assertThat(refusedByApi.violated()).extracting(r -> r.rule().name()).containsExactly("api");
+        Decision probe = engine.decide(List.of(new Acquisition(exports, client)));
+        assertThat(probe.rules().get(0).remaining())
+                .as("the second's slot and this probe's held: the refused request's slot was given back").isEqualTo(0);
+        assertThat(probe.allowed()).isTrue();
+    }
+
     @Test
     void aShadowRuleNeverBlocksAndIsGivenBackWhenAnEnforcingRuleDenies() {
         RedisEngine engine = instance("t:cluster:shadow:");

@@ -89,9 +89,12 @@ class ClusterEquivalenceIT {
                 List<Acquisition> request = step.acquisitions();
                 if (step.isGiveBack()) {
                     int of = step.giveBackOf();
-                    local.giveBack(request, EquivalenceTest.onceOnly(pick(localDecided.get(of), step.indices()), localGivenBack));
-                    redis.giveBack(request, pick(redisDecided.get(of), step.indices()));
-                    models.giveBack(request, pick(modelDecided.get(of), step.indices()), step.now());
+                    EquivalenceTest.Settled settled = EquivalenceTest.Settled.of(step, pick(modelDecided.get(of), step.indices()));
+                    local.settle(EquivalenceTest.onceOnlySettled(settled.settlements(pick(localDecided.get(of), step.indices())),
+                            localGivenBack));
+                    redis.settle(settled.settlements(pick(redisDecided.get(of), step.indices())));
+                    models.settle(settled.request(), settled.of(pick(modelDecided.get(of), step.indices())), settled.charges(),
+                            step.now());
                     request = request.stream().map(a -> new Acquisition(a.rule(), a.clientKey(), a.rule().capacity() + 1)).toList();
                 }
                 List<Figures> expected = models.decide(request, step.now());
