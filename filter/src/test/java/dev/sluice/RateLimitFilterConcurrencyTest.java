@@ -176,6 +176,48 @@ class RateLimitFilterConcurrencyTest {
     }
 
     @Test
+    void aPlanHasItsOwnNumberOfSlots() throws Exception {
+        RateLimitFilter filter = exports("rule.exports.limit", "1", "rule.exports.plan", "attr:plan",
+                "rule.exports.plans", "gold", "rule.exports.plan.gold.limit", "3");
+        try {
+            List<String> statuses = new ArrayList<>();
+            FilterChain[] nested = new FilterChain[1];
+            nested[0] = (rq, rs) -> {
+                if (statuses.size() >= 4) return;
+                HttpServletRequest gold = export();
+                gold.setAttribute("plan", "gold");
+                Map<String, String> r = new HashMap<>();
+                filter.doFilter(gold, FakeServlet.response(r), nested[0]);
+                statuses.add(r.getOrDefault("status", "200") + " " + r.get("RateLimit-Policy"));
+            };
+            nested[0].doFilter(null, null);
+            assertThat(statuses).as("innermost first: three gold requests in flight, the fourth refused")
+                    .containsExactly("429 \"exports\";q=3", "200 \"exports\";q=3", "200 \"exports\";q=3",
+                            "200 \"exports\";q=3");
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    /** While Redis is away an open concurrency rule's backstop counts this instance's requests in flight, at fallback-limit. */
+    @Test
+    void whileRedisIsAwayTheBackstopCountsThisInstancesRequestsInFlight() throws Exception {
+        String nothingListens = "redis://127.0.0.1:" + dev.sluice.testing.RedisProcess.freePort();
+        RateLimitFilter filter = exports("backend", "redis", "redis.url", nothingListens, "rule.exports.limit", "5",
+                "rule.exports.fallback-limit", "1");
+        try {
+            Map<String, String> inner = new HashMap<>();
+            Map<String, String> outer = send(filter, (rq, rs) -> inner.putAll(send(filter, (rq2, rs2) -> { })));
+            assertThat(outer).containsEntry("status", "200").containsEntry("RateLimit-Policy", "\"exports\";q=1");
+            assertThat(inner).as("one in flight on this instance while Redis is away").containsEntry("status", "429");
+            assertThat(send(filter, (rq, rs) -> { }).get("status")).as("released to the backstop").isEqualTo("200");
+            assertThat(filter.sluice().metrics().getFallbackDecisions()).isEqualTo(3);
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    @Test
     void aConcurrencyRuleRefusesTheKeysItCannotHave() {
         assertInitFails("rule.exports.window", "rule.exports.window", "1m");
         assertInitFails("rule.exports.count", "rule.exports.count", "2xx");
