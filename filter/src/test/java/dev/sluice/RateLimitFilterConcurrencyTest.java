@@ -226,6 +226,7 @@ class RateLimitFilterConcurrencyTest {
         assertInitFails("rule.exports.cost", "rule.exports.cost", "2");
         assertInitFails("rule.exports.actual-cost", "rule.exports.actual-cost", "attr:rows");
         assertInitFails("rule.exports.sync", "rule.exports.sync", "1s");
+        assertInitFails("rule.exports.calendar", "rule.exports.calendar", "Europe/Berlin");
         assertInitFails("rule.exports.plan.gold.window", "rule.exports.plan", "attr:plan", "rule.exports.plans", "gold",
                 "rule.exports.plan.gold.limit", "5", "rule.exports.plan.gold.window", "1m");
     }

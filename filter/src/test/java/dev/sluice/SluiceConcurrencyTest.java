@@ -20,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SluiceConcurrencyTest {
 
     private static final Rule EXPORTS = Rule.builder("exports").algorithm(Algorithm.CONCURRENCY).limit(2).build();
-    private static final Rule LLM = Rule.builder("llm").limit(1000).window(Duration.ofMinutes(1)).cost(100).build();
+    /** A day of refill: a test's seconds refill no whole token. */
+    private static final Rule LLM = Rule.builder("llm").limit(1000).window(Duration.ofDays(1)).cost(100).build();
 
     private static SluiceConfig config(String name, Rule... rules) {
         SluiceConfig.Builder b = SluiceConfig.builder().redisUrl(TestRedis.url())

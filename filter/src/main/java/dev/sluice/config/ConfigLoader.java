@@ -383,6 +383,10 @@ public final class ConfigLoader {
         }
         long limit = values.requiredInteger(rule(name, LIMIT), 1, Rule.MAX_COUNT);
         String calendarKey = rule(name, CALENDAR);
+        if (algorithm.isConcurrency() && values.isSet(calendarKey)) {
+            throw new ConfigException(calendarKey, values.get(calendarKey), "only for fixed-window (windows that start and"
+                    + " end on the calendar); " + algorithmKey + " is concurrency, which has no window: remove it");
+        }
         ZoneId zone = values.isSet(calendarKey) ? zone(calendarKey, values.get(calendarKey)) : null;
         CalendarWindows calendar = zone == null ? null : calendarWindows(values, rule(name, WINDOW), zone);
         Duration window;

@@ -23,7 +23,9 @@ import java.time.zone.ZoneRules;
  * {@code amount}-th month from January), and at a daylight-saving (or any offset) change whose
  * jump forward passes over one. So a day is midnight to midnight, 23 or 25 hours across a change;
  * an hour in a zone of a half-hour offset starts at :30 UTC; a repeated hour after a change back is
- * a window of its own, shown twice on the clock; a month is 28 to 31 days.
+ * a window of its own, shown twice on the clock; a midnight the clock shows twice (a change back onto
+ * it, as Havana's from 01:00 to 00:00) starts one window, at its first showing, so that day is 25
+ * hours too; a month is 28 to 31 days.
  *
  * <p><b>Whose rules.</b> The zone's rules are the JDK's time-zone data (tzdata, updated with the
  * JDK or its TZUpdater): a zone whose rules change (a government moving its offset) changes its
@@ -153,7 +155,10 @@ public record CalendarWindows(ZoneId zone, ChronoUnit unit, int amount) {
             // the offset changes first: the clock jumps from before to after
             LocalDateTime before = change.getDateTimeBefore();
             LocalDateTime after = change.getDateTimeAfter();
-            boolean passes = change.isGap() ? isBoundary(before) || !next(before).isAfter(after) : isBoundary(after);
+            // back onto a boundary (Havana: 01:00 back to 00:00) starts a window only for hours, whose repeated hour is
+            // one of its own; a day, week or month whose midnight shows twice started at the first: 25 hours long
+            boolean passes = change.isGap() ? isBoundary(before) || !next(before).isAfter(after)
+                    : unit == ChronoUnit.HOURS && isBoundary(after);
             if (passes) {
                 return change.toEpochSecond() * 1000;
             }

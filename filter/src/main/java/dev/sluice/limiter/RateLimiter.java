@@ -50,8 +50,9 @@ public interface RateLimiter extends AutoCloseable {
      *
      * @param acquisitions the concurrency rules and clients, each as it was decided
      * @param taken        for each, the {@link RuleDecision} that admitted it (its take names the slot)
-     * @return for each, whether its slot was still held; a slot this limiter could not reach (Redis away)
-     *         counts as held, to be renewed again later
+     * @return for each, whether its slot was still held
+     * @throws LimiterUnavailableException when the store could not renew them all (some may be renewed): the
+     *         caller tries again soon
      */
     default boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
         return new boolean[acquisitions.size()];

@@ -32,11 +32,13 @@ import java.util.Map;
  *
  * <p><b>State:</b> the slots held, each its take's token and the moment its lease ends; in Redis a
  * sorted set under the rule's key with {@code :slots} appended ({@code <prefix>{<rule>:<client>}:slots}),
- * member the token's 8 bytes, score the lease's end in ms: about 60 bytes per slot plus the key
- * (docs/algorithms.md). <b>Expiry:</b> when the latest lease ends, plus the margin.
+ * member the token's 8 bytes, score the lease's end in ms: about 20 bytes per slot beyond the key's
+ * 104 up to 128 slots (a listpack), more in a skiplist beyond (docs/algorithms.md). <b>Expiry:</b> when
+ * the latest lease ends, plus the margin.
  *
  * <p><b>Changed figures</b> (a plan switch, a reload): the slots held count against the limit in force;
- * a changed lease applies to slots taken or renewed from then on.
+ * a changed lease applies to the slots of requests admitted from then on (a request renews its slot
+ * with the lease it was admitted under).
  */
 public final class Concurrency extends RateAlgorithm {
 

@@ -489,9 +489,11 @@ public final class FailoverLimiter implements RateLimiter {
     }
 
     /**
-     * Renews with whoever took, as {@link #settle}: Redis's slots while the breaker of their node is
-     * closed (a failure, or an open breaker, counts as held: renewed at the next turn if Redis is back
-     * by then), the backstop's slots in the backstop.
+     * Renews with whoever took, as {@link #settle}: the backstop's slots in the backstop, then Redis's
+     * while the breaker of their node is closed.
+     *
+     * @throws LimiterUnavailableException when a slot of Redis's could not be renewed (its call failed, or its
+     *         node's breaker is open), once the others are: the caller tries again soon
      */
     @Override
     public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
@@ -499,11 +501,12 @@ public final class FailoverLimiter implements RateLimiter {
         boolean[] held = new boolean[n];
         List<Integer> toRedis = new ArrayList<>(n);
         List<Integer> toLocal = new ArrayList<>(n);
+        boolean unreached = false;
         for (int i = 0; i < n; i++) {
             RuleDecision.Source source = taken.get(i).source();
             if (source == RuleDecision.Source.REDIS) {
-                held[i] = true; // unless Redis says otherwise below
                 if (node(acquisitions.get(i)).breaker.state() == CircuitBreaker.State.CLOSED) toRedis.add(i);
+                else unreached = true;
             } else if (source == RuleDecision.Source.BACKSTOP) {
                 toLocal.add(i);
             }
@@ -523,9 +526,11 @@ public final class FailoverLimiter implements RateLimiter {
                 for (int j = 0; j < kept.length; j++) held[toRedis.get(j)] = kept[j];
             } catch (RuntimeException lost) {
                 metrics.recordRedisFailure(lost instanceof LimiterUnavailableException u && u.isTimeout());
-                LOG.debug("Sluice [{}]: renewing leases with Redis {} failed: {}", metrics.name(), name, lost.getMessage());
+                throw lost instanceof LimiterUnavailableException u ? u
+                        : new LimiterUnavailableException("Redis could not renew leases: " + lost.getMessage(), lost, false);
             }
         }
+        if (unreached) throw new LimiterUnavailableException("Redis " + name + " is away: leases not renewed", null, false);
         return held;
     }
 

@@ -30,7 +30,7 @@ import java.util.function.Supplier;
  * {@link RateLimiter#renew} (one script call on standalone Redis and Sentinel, one per slot on a
  * Cluster), from one daemon thread per limiter ({@code sluice-leases-<instance>}), started with the
  * first slot: never a timer per request. A slot whose lease ended before it was renewed (this instance
- * stalled for two thirds of a lease, or Redis was away as long) is not taken back, as it may have
+ * stalled, or Redis was away, for two thirds of a lease: a failed renewal is tried again every second) is not taken back, as it may have
  * been counted free already: it is counted in {@link #lost()}, logged (at most once a minute), and its
  * request runs on without it.
  *
@@ -48,6 +48,8 @@ public final class Leases implements AutoCloseable {
     /** Slots renewed per call at most: a call's keys and reply stay small. */
     static final int MAX_PER_CALL = 500;
     private static final long LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
+    /** How soon a failed renewal is tried again (a sixth of the lease, if shorter). */
+    private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final RateLimiter limiter;
     private final Supplier<String> name;
@@ -146,6 +148,15 @@ public final class Leases implements AutoCloseable {
         boolean due(long now) {
             return !released.get() && now - renewedAt >= renewEveryNanos;
         }
+
+        /**
+         * A renewal that failed (Redis did not answer) is tried again in a second (a sixth of the lease if
+         * shorter), not a third of a lease later: the slot is lost only if its renewals fail for two thirds
+         * of its lease.
+         */
+        void retrySoon(long now) {
+            renewedAt = now - renewEveryNanos + Math.min(RETRY_NANOS, renewEveryNanos / 2);
+        }
     }
 
     /**
@@ -179,6 +190,7 @@ public final class Leases implements AutoCloseable {
                 kept = limiter.renew(acquisitions.subList(from, to), taken.subList(from, to));
             } catch (RuntimeException e) {
                 log.debug("Sluice [{}]: renewing {} leases failed: {}", name.get(), to - from, e.getMessage());
+                for (int j = from; j < to; j++) due.get(j).retrySoon(now);
                 continue;
             }
             for (int j = 0; j < kept.length; j++) {

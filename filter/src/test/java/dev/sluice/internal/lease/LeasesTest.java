@@ -145,4 +145,41 @@ class LeasesTest {
             many.close();
         }
     }
+
+    /** Redis did not answer a renewal: tried again a second later, not a third of a lease later. */
+    @Test
+    void aRenewalThatFailedIsTriedAgainInASecond() {
+        boolean[] failing = {true};
+        int[] calls = {0};
+        Leases retrying = new Leases(new dev.sluice.limiter.RateLimiter() {
+            @Override
+            public Decision decide(List<Acquisition> acquisitions) {
+                return engine.decide(acquisitions);
+            }
+
+            @Override
+            public boolean[] renew(List<Acquisition> acquisitions, List<dev.sluice.limiter.RuleDecision> taken) {
+                calls[0]++;
+                if (failing[0]) throw new dev.sluice.limiter.LimiterUnavailableException("away", null, true);
+                return engine.renew(acquisitions, taken);
+            }
+        }, () -> "retrying", nanos::get, false);
+        try {
+            List<Acquisition> request = List.of(new Acquisition(EXPORTS, ClientKey.of("a")));
+            retrying.hold(request, engine.decide(request));
+            advance(3_000);
+            assertThat(retrying.renewDue()).isZero();
+            advance(999);
+            assertThat(retrying.renewDue()).as("not before a second").isZero();
+            assertThat(calls[0]).isEqualTo(1);
+            failing[0] = false;
+            advance(1);
+            assertThat(retrying.renewDue()).isEqualTo(1);
+            assertThat(calls[0]).isEqualTo(2);
+            advance(2_999);
+            assertThat(retrying.renewDue()).as("then every third of the lease again").isZero();
+        } finally {
+            retrying.close();
+        }
+    }
 }

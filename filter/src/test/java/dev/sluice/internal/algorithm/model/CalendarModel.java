@@ -12,7 +12,8 @@ import java.util.TreeMap;
 
 /**
  * The calendar windows by their definition, by brute force: a window starts at each instant at which
- * the zone's wall clock shows a boundary, or has jumped forward past one; found by looking at the
+ * the zone's wall clock shows a boundary (a midnight for the first time only: put back onto it, the
+ * clock shows the same day's start again), or has jumped forward past one; found by looking at the
  * clock every 15 minutes (every offset and offset change of the zones tested falls on a quarter
  * hour). Independent of {@link CalendarWindows}' own arithmetic, which walks the zone's transitions.
  * Windows found are kept, as the figures' searches ask the same ones again and again.
@@ -45,7 +46,11 @@ final class CalendarModel {
     /** Whether a window starts at {@code m}: the clock shows a boundary there, or jumped past one in the 15 minutes before. */
     static boolean startsAt(CalendarWindows c, long m) {
         LocalDateTime now = wall(c, m);
-        if (isBoundary(c, now)) return true;
+        if (isBoundary(c, now)) {
+            // a midnight shown a second time (the clock put back onto it) is the day's, week's or month's second
+            // showing, not a start; a repeated hour is a window of its own
+            return c.unit() == java.time.temporal.ChronoUnit.HOURS || !wall(c, m - STEP_MS).isAfter(now);
+        }
         for (LocalDateTime l = wall(c, m - STEP_MS).plusMinutes(15); l.isBefore(now); l = l.plusMinutes(15)) {
             if (isBoundary(c, l)) return true; // a jump forward over it
         }

@@ -86,6 +86,24 @@ class CalendarWindowsTest {
         assertWindow(threeHours, ms("2026-03-29T01:30+01:00"), "2026-03-29T00:00+01:00", "2026-03-29T03:00+02:00");
     }
 
+    /**
+     * Havana puts its clock back from 01:00 to 00:00 (the first Sunday of November): its midnight shows twice. The
+     * day starts at the first and lasts 25 hours (in 0.3's first calendar a day of one hour, then one of 24, began
+     * there); an hourly window of the repeated hour is one of its own.
+     */
+    @Test
+    void aMidnightTheClockShowsTwiceStartsOneDayOf25Hours() {
+        ZoneId havana = ZoneId.of("America/Havana");
+        CalendarWindows days = CalendarWindows.of(havana, Duration.ofDays(1));
+        assertWindow(days, ms("2026-11-01T00:30-04:00"), "2026-11-01T00:00-04:00", "2026-11-02T00:00-05:00");
+        assertWindow(days, ms("2026-11-01T00:30-05:00"), "2026-11-01T00:00-04:00", "2026-11-02T00:00-05:00");
+        assertThat(days.windowAt(ms("2026-11-01T12:00-05:00")).lengthMs()).isEqualTo(25 * 3_600_000L);
+        CalendarWindows hours = CalendarWindows.of(havana, Duration.ofHours(1));
+        assertWindow(hours, ms("2026-11-01T00:30-05:00"), "2026-11-01T00:00-05:00", "2026-11-01T01:00-05:00");
+        assertWindow(CalendarWindows.months(havana, 1), ms("2026-11-01T00:30-05:00"), "2026-11-01T00:00-04:00",
+                "2026-12-01T00:00-05:00");
+    }
+
     @Test
     void newYorksDaysAndHoursAcrossTheChanges() {
         assertWindow(NEW_YORK_DAYS, ms("2026-03-08T12:00-04:00"), "2026-03-08T00:00-05:00", "2026-03-09T00:00-04:00");
