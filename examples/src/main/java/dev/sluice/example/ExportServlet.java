@@ -50,8 +50,8 @@ public class ExportServlet extends HttpServlet {
 
     static final long DEFAULT_MS = 1_000;
     static final long MAX_MS = 60_000;
-    static final int MAX_CLIENTS = 1_000;
-    static final int MAX_RUNS = 10_000;
+    static final int MAX_CLIENTS = 100;
+    static final int MAX_RUNS = 4_096;
 
     /** What one client's exports did on this instance. Guarded by itself. */
     private static final class Client {
@@ -100,6 +100,10 @@ public class ExportServlet extends HttpServlet {
             stats(resp);
             return;
         }
+        if (path.startsWith("/stats/")) { // excluded from the rules: never an export
+            resp.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED);
+            return;
+        }
         long ms;
         try {
             ms = req.getParameter("ms") == null ? DEFAULT_MS : Long.parseLong(req.getParameter("ms"));
@@ -119,12 +123,16 @@ public class ExportServlet extends HttpServlet {
             AtomicBoolean answered = new AtomicBoolean();
             Runnable finish = () -> {
                 if (!answered.compareAndSet(false, true)) return;
+                ended(client, startedAt);
                 try {
-                    answer((HttpServletResponse) async.getResponse(), client, startedAt, path, held);
+                    answer((HttpServletResponse) async.getResponse(), path, held);
                 } catch (IOException | RuntimeException clientGone) {
                     // the client went away: the export is over all the same
-                } finally {
+                }
+                try {
                     async.complete();
+                } catch (IllegalStateException timedOut) {
+                    // the container's async timeout answered it already
                 }
             };
             pending.add(finish);
@@ -139,7 +147,8 @@ public class ExportServlet extends HttpServlet {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        answer(resp, client, startedAt, path, ms);
+        ended(client, startedAt);
+        answer(resp, path, ms);
     }
 
     @Override
@@ -178,14 +187,17 @@ public class ExportServlet extends HttpServlet {
         return c;
     }
 
-    /** The export is over: counted as such before its answer leaves, then answered. */
-    private static void answer(HttpServletResponse resp, Client c, long startedAt, String path, long ms) throws IOException {
+    /** The export is over: counted as such before its answer leaves (and so before its slot is freed). */
+    private static void ended(Client c, long startedAt) {
         synchronized (c) {
             c.inFlight--;
             c.ended++;
             if (c.runs.size() == MAX_RUNS) c.runs.removeFirst();
             c.runs.addLast(new long[]{startedAt, micros()});
         }
+    }
+
+    private static void answer(HttpServletResponse resp, String path, long ms) throws IOException {
         resp.setContentType("application/json");
         resp.getWriter().write("{\"export\":\"" + path.replaceAll("[^A-Za-z0-9/_.-]", "") + "\",\"ms\":" + ms + "}");
     }
