@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +26,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * client's exports in flight at once, across all instances together): {@code GET /exports/<name>}
  * runs for {@code ?ms=} milliseconds (default 1,000, at most 60,000), on the container's thread, or
  * with {@code ?async=true} asynchronously, a timer completing it while the thread serves others.
+ * With {@code ?until=<word>} it ends sooner if {@code POST /exports/stats/release?until=<word>}
+ * comes first, which releases every export of this instance waiting for that word.
  *
  * <p>It measures for itself what the rule promises, per client as the rule counts them (the
  * customer {@link ApiKeyFilter} authenticated, else the address): how many of the client's exports
@@ -41,7 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </pre>
  *
  * {@code POST /exports/stats/reset} forgets the runs that ended and starts each maximum afresh from
- * what runs now. Both are excluded from the rules ({@code ratelimit.properties}). It remembers at
+ * what runs now. All three are excluded from the rules ({@code ratelimit.properties}). It remembers at
  * most {@value #MAX_CLIENTS} clients and the latest {@value #MAX_RUNS} runs of each.
  */
 public class ExportServlet extends HttpServlet {
@@ -68,8 +71,10 @@ public class ExportServlet extends HttpServlet {
             return size() > MAX_CLIENTS;
         }
     };
-    /** The asynchronous exports not yet answered: each answers once, by the timer or at an undeploy. */
-    private final transient Set<Runnable> pending = ConcurrentHashMap.newKeySet();
+    /** The asynchronous exports not yet answered. */
+    private final transient Set<AsyncExport> pending = ConcurrentHashMap.newKeySet();
+    /** What ends each export waiting for a word ({@code ?until=}), by word. */
+    private final transient Map<String, Set<Runnable>> waiting = new ConcurrentHashMap<>();
     private transient ScheduledExecutorService timer;
 
     @Override
@@ -90,7 +95,7 @@ public class ExportServlet extends HttpServlet {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        pending.forEach(Runnable::run);
+        List.copyOf(pending).forEach(Runnable::run);
     }
 
     @Override
@@ -114,45 +119,98 @@ public class ExportServlet extends HttpServlet {
             resp.sendError(HttpServletResponse.SC_BAD_REQUEST, "ms: a whole number of milliseconds, 0 to " + MAX_MS);
             return;
         }
+        String until = req.getParameter("until");
         Client client = started(clientOf(req));
         long startedAt = micros();
         if ("true".equals(req.getParameter("async"))) {
             AsyncContext async = req.startAsync();
             async.setTimeout(ms + 30_000);
-            long held = ms;
-            AtomicBoolean answered = new AtomicBoolean();
-            Runnable finish = () -> {
-                if (!answered.compareAndSet(false, true)) return;
-                ended(client, startedAt);
-                try {
-                    answer((HttpServletResponse) async.getResponse(), path, held);
-                } catch (IOException | RuntimeException clientGone) {
-                    // the client went away: the export is over all the same
-                }
-                try {
-                    async.complete();
-                } catch (IllegalStateException timedOut) {
-                    // the container's async timeout answered it already
-                }
-            };
-            pending.add(finish);
-            timer.schedule(() -> {
-                pending.remove(finish);
-                finish.run();
-            }, ms, TimeUnit.MILLISECONDS);
+            AsyncExport export = new AsyncExport(async, client, startedAt, path, ms, until);
+            pending.add(export);
+            waitFor(until, export);
+            timer.schedule(export, ms, TimeUnit.MILLISECONDS);
             return;
         }
+        CountDownLatch released = new CountDownLatch(1);
+        Runnable release = released::countDown;
+        waitFor(until, release);
         try {
-            Thread.sleep(ms);
+            released.await(ms, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            forget(until, release);
         }
         ended(client, startedAt);
         answer(resp, path, ms);
     }
 
+    /** An export answered asynchronously, once: by the timer, a release or an undeploy, whichever comes first. */
+    private final class AsyncExport implements Runnable {
+        private final AsyncContext async;
+        private final Client client;
+        private final long startedAt;
+        private final String path;
+        private final long ms;
+        private final String until;
+        private final AtomicBoolean answered = new AtomicBoolean();
+
+        AsyncExport(AsyncContext async, Client client, long startedAt, String path, long ms, String until) {
+            this.async = async;
+            this.client = client;
+            this.startedAt = startedAt;
+            this.path = path;
+            this.ms = ms;
+            this.until = until;
+        }
+
+        @Override
+        public void run() {
+            if (!answered.compareAndSet(false, true)) return;
+            pending.remove(this);
+            forget(until, this);
+            ended(client, startedAt);
+            try {
+                answer((HttpServletResponse) async.getResponse(), path, ms);
+            } catch (IOException | RuntimeException clientGone) {
+                // the client went away: the export is over all the same
+            }
+            try {
+                async.complete();
+            } catch (IllegalStateException timedOut) {
+                // the container's async timeout answered it already
+            }
+        }
+    }
+
+    /** Makes {@code release} what ends an export waiting for {@code until} (none: nothing to do). */
+    private void waitFor(String until, Runnable release) {
+        if (until == null) return;
+        waiting.compute(until, (word, releases) -> {
+            Set<Runnable> all = releases == null ? ConcurrentHashMap.newKeySet() : releases;
+            all.add(release);
+            return all;
+        });
+    }
+
+    /** The export {@code release} ended is no longer waiting; a word nothing waits for is forgotten. */
+    private void forget(String until, Runnable release) {
+        if (until == null) return;
+        waiting.computeIfPresent(until, (word, releases) -> {
+            releases.remove(release);
+            return releases.isEmpty() ? null : releases;
+        });
+    }
+
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        if ("/stats/release".equals(req.getPathInfo()) && req.getParameter("until") != null) {
+            Set<Runnable> ends = waiting.remove(req.getParameter("until"));
+            if (ends != null) ends.forEach(Runnable::run);
+            resp.setContentType("text/plain");
+            resp.getWriter().println("released " + (ends == null ? 0 : ends.size()));
+            return;
+        }
         if (!"/stats/reset".equals(req.getPathInfo())) {
             resp.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED);
             return;

@@ -1,8 +1,10 @@
 package dev.sluice.it.support;
 
+import dev.sluice.testing.Poll;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A concurrency rule ({@code algorithm=concurrency}) on every container: the example's
  * {@code exports} rule lets a client have at most {@code limit} exports in flight at once, across
  * the fleet. A request holds its slot from its admission until it has answered, synchronously or
- * asynchronously; a request finding no slot free is refused at once with every field of a refusal
+ * asynchronously (then until the container reports its completion, which may come a moment after
+ * the answer); a request finding no slot free is refused at once with every field of a refusal
  * (no {@code w}, no {@code t}: a slot frees when a request completes, at no time one could promise).
  * How many ran at once is measured by the application itself ({@link ExportStats}), on each
  * instance and across the fleet; the requests come from one client, this machine's address.
@@ -31,25 +34,25 @@ public interface ConcurrencyContract extends ContainerTest {
 
     /**
      * Two exports hold both of a client's slots, one on the container's thread, the other
-     * asynchronously (its servlet returned the thread at once): a third is refused while they run,
-     * and once both have answered their slots are free.
+     * asynchronously (its servlet returned the thread at once), until the test releases them: a
+     * third is refused while they run, and once both have answered their slots are free.
      */
     @Test
     default void aSlotIsHeldUntilItsRequestHasAnsweredSynchronouslyOrAsynchronously() throws Exception {
         try (Deployment app = container().deploy(ExampleApp.named("slots").with("rule.exports.limit", "2"), 1)) {
-            List<CompletableFuture<HttpResponse<String>>> running = List.of(Http.getAsync(app.uri(0, "/exports/a?ms=2000")),
-                    Http.getAsync(app.uri(0, "/exports/b?ms=2000&async=true")));
+            List<CompletableFuture<HttpResponse<String>>> running = List.of(
+                    Http.getAsync(app.uri(0, "/exports/a?ms=15000&until=released")),
+                    Http.getAsync(app.uri(0, "/exports/b?ms=15000&until=released&async=true")));
             ExportStats.awaitInFlight(app, 0, CLIENT, 2);
 
             assertRefusedForWantOfASlot(app.get(0, "/exports/c?ms=0"), 2);
             Thread.sleep(500); // the moment to look: the asynchronous export's servlet returned its thread long ago
             assertThat(app.get(0, "/exports/c?ms=0").statusCode()).as("half a second later, both slots still held")
                     .isEqualTo(429);
-            assertThat(ExportStats.of(app, 0).client(CLIENT).inFlight()).as("both exports ran while the others were refused")
-                    .isEqualTo(2);
             assertThat(app.get(0, "/exports/d?ms=0", "X-Api-Key", "demo-pro-key").statusCode())
                     .as("another client has slots of its own").isEqualTo(200);
 
+            assertThat(ExportStats.release(app, 0, "released")).as("both exports ran until released").isEqualTo(2);
             List<Long> freeAfter = new ArrayList<>();
             for (CompletableFuture<HttpResponse<String>> export : running) {
                 HttpResponse<String> answered = export.get(10, TimeUnit.SECONDS);
@@ -57,9 +60,15 @@ public interface ConcurrencyContract extends ContainerTest {
                 freeAfter.add(RateLimitField.freeSlots(answered, "exports"));
             }
             assertThat(freeAfter).as("r: the slots free once each had taken its own").containsExactlyInAnyOrder(1L, 0L);
-            HttpResponse<String> after = app.get(0, "/exports/e?ms=0");
-            assertThat(after.statusCode()).as("both answered: their slots are free").isEqualTo(200);
-            assertThat(RateLimitField.freeSlots(after, "exports")).isEqualTo(1);
+            // the export on the container's thread freed its slot before its answer left; the asynchronous
+            // one frees its slot at its completion, which a container may report a moment after the answer
+            // (Jetty's distribution does): both are free within a second, far sooner than the lease (10 s)
+            long freedMs = Poll.millisUntil(Duration.ofSeconds(1), "both slots free once both exports answered", () -> {
+                HttpResponse<String> after = app.get(0, "/exports/e?ms=0");
+                assertThat(after.statusCode()).as("at least the synchronous export's slot is free").isEqualTo(200);
+                return RateLimitField.freeSlots(after, "exports") == 1;
+            });
+            System.out.printf("SLOTS %s: both free %d ms after both answers%n", container().name(), freedMs);
             assertThat(app.mxbeanTotal("SlotsHeld")).as("SlotsHeld over JMX once every export answered").isZero();
 
             assertThat(ExportStats.of(app, 0).client(CLIENT).maxInFlight()).isEqualTo(2);

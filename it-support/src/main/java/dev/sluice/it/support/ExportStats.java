@@ -42,6 +42,16 @@ public record ExportStats(Map<String, Client> clients) {
         return parse(app.send(instance, "POST", "/exports/stats/reset", null));
     }
 
+    /**
+     * Ends the exports of instance {@code instance} sent with {@code ?until=<word>} (they answer at
+     * once); returns how many there were.
+     */
+    public static int release(Deployment app, int instance, String word) {
+        HttpResponse<String> released = app.send(instance, "POST", "/exports/stats/release?until=" + word, null);
+        if (released.statusCode() != 200) throw new AssertionError(released.uri() + " answered " + released.statusCode());
+        return Integer.parseInt(released.body().trim().substring("released ".length()));
+    }
+
     /** Waits until {@code n} exports of {@code client} run on instance {@code instance} (10 s at most). */
     public static void awaitInFlight(Deployment app, int instance, String client, int n) {
         Poll.until(Duration.ofSeconds(10), n + " exports of " + client + " running on instance " + instance,
