@@ -86,6 +86,21 @@ final class ServerProcess implements AutoCloseable {
         return h.info().command().map(c -> c.endsWith("/java")).orElse(false);
     }
 
+    /**
+     * Ends the server's JVM at once with SIGKILL, as a crash or the kernel's OOM killer does: no
+     * shutdown hook, no undeploy, nothing released. Returns once it is gone.
+     */
+    void killJvm() {
+        ProcessHandle jvm = ProcessHandle.of(jvmPid())
+                .orElseThrow(() -> new IllegalStateException(name + " is not running"));
+        jvm.destroyForcibly();
+        try {
+            jvm.onExit().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException(name + ": pid " + jvm.pid() + " still there 10 s after SIGKILL", e);
+        }
+    }
+
     /** Everything the server printed so far. */
     String console() {
         try {

@@ -2,6 +2,7 @@ package dev.sluice.it;
 
 import dev.sluice.it.support.Container;
 import dev.sluice.it.support.EveryContainer;
+import dev.sluice.it.support.LeaseRenewalContract;
 import dev.sluice.it.support.LimitsPerClientContract;
 import dev.sluice.it.support.ManyIdentitiesContract;
 import dev.sluice.it.support.MadeUpKeysContract;
@@ -9,12 +10,12 @@ import dev.sluice.it.support.RulePathsContract;
 
 /**
  * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract},
- * {@link RulePathsContract}, {@link MadeUpKeysContract} and {@link ManyIdentitiesContract} (who the client is
- * is Sluice's business, not the container's: one container shows it), on embedded Jetty 12.1 in the
- * ee10 environment (Servlet 6.0).
+ * {@link RulePathsContract}, {@link MadeUpKeysContract}, {@link LeaseRenewalContract} and
+ * {@link ManyIdentitiesContract} (who the client is is Sluice's business, not the container's: one
+ * container shows it), on embedded Jetty 12.1 in the ee10 environment (Servlet 6.0).
  */
 class ContractsIT implements EveryContainer, LimitsPerClientContract, RulePathsContract, MadeUpKeysContract,
-        ManyIdentitiesContract {
+        LeaseRenewalContract, ManyIdentitiesContract {
 
     private final Container container = new Embedded("Jetty 12.1 ee10 (embedded)", params -> WebApp.start(new JettyEe10(), params));
 

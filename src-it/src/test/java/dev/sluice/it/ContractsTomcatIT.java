@@ -2,15 +2,18 @@ package dev.sluice.it;
 
 import dev.sluice.it.support.Container;
 import dev.sluice.it.support.EveryContainer;
+import dev.sluice.it.support.LeaseRenewalContract;
 import dev.sluice.it.support.LimitsPerClientContract;
 import dev.sluice.it.support.MadeUpKeysContract;
 import dev.sluice.it.support.RulePathsContract;
 
 /**
  * The tests that run on every container ({@link EveryContainer}), {@link LimitsPerClientContract},
- * {@link RulePathsContract} and {@link MadeUpKeysContract}, on embedded Apache Tomcat 11.
+ * {@link RulePathsContract}, {@link MadeUpKeysContract} and {@link LeaseRenewalContract}, on embedded
+ * Apache Tomcat 11.
  */
-class ContractsTomcatIT implements EveryContainer, LimitsPerClientContract, RulePathsContract, MadeUpKeysContract {
+class ContractsTomcatIT implements EveryContainer, LimitsPerClientContract, RulePathsContract, MadeUpKeysContract,
+        LeaseRenewalContract {
 
     private final Container container = new Embedded("Tomcat 11 (embedded)", params -> TomcatWebApp.start(params));
 

@@ -141,7 +141,7 @@ class FilterBehaviourIT {
 
     @Test
     void deniedRequestTakesNothingFromOtherRules() throws Exception {
-        try (WebApp app = start(ExampleApp.named("atomic").with("rules", "api, login, site",
+        try (WebApp app = start(ExampleApp.named("atomic").with("rules", "api, login, exports, llm, site",
                 "rule.api.algorithm", "sliding-window-log", "rule.api.limit", "2", "rule.api.window", "1h",
                 "rule.site.algorithm", "token-bucket", "rule.site.limit", "100", "rule.site.window", "1h",
                 "rule.site.key", "global").sluice())) {

@@ -102,7 +102,8 @@ public final class Demo {
         System.out.println();
         System.out.println("Sluice demo: three instances on ports " + ports + ", one "
                 + (redis == null ? "(missing) Redis" : "Redis at " + redis.url() + " (" + redis.how() + ")"));
-        System.out.println("Rule 'api': 10 requests a minute per client, for the whole fleet.");
+        System.out.println("Rule 'api': 10 requests a minute per client, for the whole fleet. Rule 'exports': 2 exports of a"
+                + " client in flight at once. Rule 'llm': 2,000 tokens a minute, each answer's settled once it is known.");
         System.out.println();
         HttpClient http = HttpClient.newHttpClient();
         StringBuilder line = new StringBuilder();
@@ -132,6 +133,10 @@ public final class Demo {
                 + "/login   # a good login: given back, never locks alice out");
         System.out.println("  curl -i http://127.0.0.1:" + ports.get(1) + "/health           # excluded: never limited");
         System.out.println("  curl -s http://127.0.0.1:" + ports.get(0) + "/metrics | grep '^sluice_'  # this instance's meters, as Prometheus scrapes them");
+        System.out.println("  for p in " + portList + "; do curl -s -o /dev/null -w '%{http_code} ' \"http://127.0.0.1:$p/exports/report?ms=2000\" & done;"
+                + " wait; echo   # three 2 s exports at once, one per instance: 2 in flight per client, fleet-wide: 429 200 200");
+        System.out.println("  for t in 900 100; do curl -s -D - -o /dev/null \"http://127.0.0.1:" + ports.get(1) + "/llm/chat?tokens=$t\""
+                + " | grep -i '^ratelimit:'; done   # 200 tokens taken at admission, the rest after: r=1800, then about 900");
         Path filterJar = filterJar(war);
         if (filterJar != null) {
             System.out.println("  java -jar " + filterJar + " " + ProcessHandle.current().pid()

@@ -58,7 +58,7 @@ class DemoIT {
 
         List<String> suggestions = output.stream().filter(l -> l.startsWith("  for ") || l.startsWith("  curl ")
                 || l.startsWith("  java ")).map(l -> l.replaceFirst("\\s+#.*$", "").trim()).toList();
-        assertThat(suggestions).hasSize(8);
+        assertThat(suggestions).hasSize(10);
         assertThat(sh(suggestions.get(0)).trim()).as(suggestions.get(0))
                 .isEqualTo("200 200 200 200 200 200 200 200 200 200 429 429");
         assertThat(sh(suggestions.get(1))).startsWith("HTTP/1.1 429").contains("Retry-After: ")
@@ -68,7 +68,14 @@ class DemoIT {
         assertThat(sh(suggestions.get(4))).startsWith("HTTP/1.1 200");
         assertThat(sh(suggestions.get(5))).startsWith("HTTP/1.1 200");
         assertThat(sh(suggestions.get(6))).contains("sluice_decisions_total{instance=\"sluice\",outcome=\"denied\",rule=\"api\"}");
-        assertThat(sh(suggestions.get(7))).contains("dev.sluice:type=RateLimiter,name=sluice\n")
+        assertThat(sh(suggestions.get(7)).trim()).as("the third export at once is refused at once").isEqualTo("429 200 200");
+        Matcher llm = Pattern.compile("(?i)ratelimit: \"llm\";r=(\\d+);t=\\d+\n").matcher(sh(suggestions.get(8)));
+        assertThat(llm.find()).isTrue();
+        assertThat(llm.group(1)).as("the estimate taken from a full bucket").isEqualTo("1800");
+        assertThat(llm.find()).isTrue();
+        assertThat(Long.parseLong(llm.group(1))).as("the first's 700 beyond its estimate charged, a few tokens refilled")
+                .isBetween(900L, 930L);
+        assertThat(sh(suggestions.get(9))).contains("dev.sluice:type=RateLimiter,name=sluice\n")
                 .contains("dev.sluice:type=RateLimiter,name=sluice-3\n");
 
         Matcher started = STARTED_PID.matcher(text);

@@ -26,7 +26,7 @@ public interface CalendarContract extends ContainerTest {
 
     @Test
     default void aDayInBerlinAndAMonthInNewYorkCountToTheirRealEnds() throws Exception {
-        ExampleApp calendar = ExampleApp.named("calendar").with("rules", "api, login, daily, monthly",
+        ExampleApp calendar = ExampleApp.named("calendar").with("rules", "api, login, exports, llm, daily, monthly",
                 "rule.daily.algorithm", "fixed-window", "rule.daily.limit", "1", "rule.daily.window", "1d",
                 "rule.daily.calendar", "Europe/Berlin", "rule.daily.match", "/api/**",
                 "rule.monthly.algorithm", "fixed-window", "rule.monthly.limit", "1000", "rule.monthly.window", "1mo",

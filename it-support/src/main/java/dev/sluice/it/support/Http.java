@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A plain HTTP/1.1 client, as an ordinary user of the application would have. Headers are given as
@@ -47,19 +48,31 @@ public final class Http {
 
     /** Sends what {@code builder} describes, plus {@code headers}, with a 20 s timeout. */
     public static HttpResponse<String> send(HttpRequest.Builder builder, String... headers) {
-        if (headers.length % 2 != 0) throw new IllegalArgumentException("headers come as name, value pairs");
-        builder.timeout(Duration.ofSeconds(20));
-        for (int i = 0; i + 1 < headers.length; i += 2) {
-            builder.header(headers[i], headers[i + 1]);
-        }
         try {
-            return CLIENT.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+            return CLIENT.send(build(builder, headers), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * A GET of {@code uri} sent now and answered later, on a connection of its own while others are
+     * open: a request the test lets run while it sends others.
+     */
+    public static CompletableFuture<HttpResponse<String>> getAsync(URI uri, String... headers) {
+        return CLIENT.sendAsync(build(HttpRequest.newBuilder(uri).GET(), headers), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpRequest build(HttpRequest.Builder builder, String... headers) {
+        if (headers.length % 2 != 0) throw new IllegalArgumentException("headers come as name, value pairs");
+        builder.timeout(Duration.ofSeconds(20));
+        for (int i = 0; i + 1 < headers.length; i += 2) {
+            builder.header(headers[i], headers[i + 1]);
+        }
+        return builder.build();
     }
 
     /** Whether anything answers HTTP at {@code uri} (whatever the status). */

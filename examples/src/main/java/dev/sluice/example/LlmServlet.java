@@ -1,0 +1,46 @@
+package dev.sluice.example;
+
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * A stand-in for an LLM endpoint, whose cost is known only once it has answered: {@code GET} or
+ * {@code POST /llm/<anything>} answers a small completion and states the tokens it used in the
+ * response header {@code X-Tokens-Used}, set before the body is written. {@code ?tokens=N} makes it
+ * use N; without it, a pseudo-random 50 to 500.
+ *
+ * <p>The example's {@code llm} rule ({@code rule.llm.actual-cost = response-header:X-Tokens-Used})
+ * takes its estimate at admission and, once the response is complete, charges the client the tokens
+ * stated beyond it or gives back the difference.
+ */
+public class LlmServlet extends HttpServlet {
+
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        long tokens;
+        try {
+            tokens = req.getParameter("tokens") == null ? ThreadLocalRandom.current().nextLong(50, 501)
+                    : Long.parseLong(req.getParameter("tokens"));
+        } catch (NumberFormatException e) {
+            tokens = -1;
+        }
+        if (tokens < 0) {
+            resp.sendError(HttpServletResponse.SC_BAD_REQUEST, "tokens: a whole number, 0 or more");
+            return;
+        }
+        resp.setHeader("X-Tokens-Used", Long.toString(tokens));
+        resp.setContentType("application/json");
+        resp.getWriter().write("{\"completion\":\"Rate limits keep a shared service fair.\",\"tokens\":" + tokens + "}");
+    }
+
+    @Override
+    protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        doGet(req, resp);
+    }
+}
