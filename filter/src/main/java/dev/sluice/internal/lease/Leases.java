@@ -100,10 +100,15 @@ public final class Leases implements AutoCloseable {
             shortestLeaseMs = Math.min(shortestLeaseMs, acquisitions.get(i).rule().windowMillis());
         }
         if (slotAcquisitions == null) return null;
-        Held h = new Held(slotAcquisitions, slotTakes, TimeUnit.MILLISECONDS.toNanos(shortestLeaseMs) / 3, nanoTime.getAsLong());
+        long now = nanoTime.getAsLong();
+        Held h = new Held(slotAcquisitions, slotTakes, TimeUnit.MILLISECONDS.toNanos(shortestLeaseMs) / 3, now);
         held.add(h);
         slots.addAndGet(slotAcquisitions.size());
-        if (background) startRenewer();
+        if (background) {
+            startRenewer();
+            // the renewer looks at least once a second: a lease under 3 s could be due before it looks again
+            if (h.renewEveryNanos < MAX_TICK_NANOS) wakeRenewer();
+        }
         return h;
     }
 
@@ -243,6 +248,10 @@ public final class Leases implements AutoCloseable {
         return renewed.sum();
     }
 
+    private synchronized void wakeRenewer() {
+        notifyAll();
+    }
+
     private synchronized void startRenewer() {
         if (renewer != null || closed) return;
         renewer = new Thread(this::renewWhileOpen, "sluice-leases-" + name.get());
@@ -263,10 +272,11 @@ public final class Leases implements AutoCloseable {
             long wait = MAX_TICK_NANOS;
             long now = nanoTime.getAsLong();
             for (Held h : held) wait = Math.min(wait, h.renewedAt + h.renewEveryNanos - now);
+            wait = Math.max(MIN_TICK_NANOS, wait);
             try {
                 synchronized (this) {
                     if (closed) return;
-                    TimeUnit.NANOSECONDS.timedWait(this, Math.max(MIN_TICK_NANOS, wait));
+                    TimeUnit.NANOSECONDS.timedWait(this, wait);
                 }
             } catch (InterruptedException e) {
                 return;

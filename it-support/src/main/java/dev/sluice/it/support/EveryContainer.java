@@ -6,5 +6,5 @@ package dev.sluice.it.support;
  * {@code extends} list ({@link ContainerTest} says how to write one).
  */
 public interface EveryContainer extends DeniedRequestContract, DispatchContract, FleetContract, HostileInputContract,
-        LeakyBucketContract, CalendarContract, ConcurrencyContract, ActualCostContract {
+        LeakyBucketContract, CalendarContract {
 }
