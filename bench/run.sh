@@ -24,10 +24,10 @@
 #           bench/guard.sh runs as a test)
 #   settle  issue 16: Redis CPU per operation (INFO cpu) of those requests and renewals, next to a
 #           token-bucket decision measured in the same run (64 threads, 10,000 keys), 5 rounds
-#           round-robin (SETTLE_ROUNDS), with round trips and commands per operation (~1.5 minutes)
+#           round-robin (SETTLE_ROUNDS), with round trips and commands per operation (33 to 45 s)
 #   and writes bench/results/<timestamp>/RESULTS.md.
 #
-# Usage: bench/run.sh                 # every part, ~15.5 minutes on 2 cores (ROUNDS=1; 14 before the settle part)
+# Usage: bench/run.sh                 # every part, ~15 minutes on 2 cores (ROUNDS=1; ~14 before the settle part)
 #        bench/run.sh tomcat          # one part (or several: bench/run.sh tomcat anchor)
 #        PROFILE=1 bench/run.sh tomcat   # and the profiles on the distribution (~3 minutes more)
 #        ROUNDS=3 bench/run.sh jmh    # every JMH trial 3 times round-robin (published figures)
@@ -36,7 +36,7 @@
 #        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
 #        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
-#        bench/run.sh guard settle    # issue 16: a slot's and a settlement's cost, counted and timed (~3 minutes)
+#        bench/run.sh guard settle    # issue 16: a slot's and a settlement's cost, counted and timed (79 s)
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1 / SKIP_SETTLE=1
 #        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
