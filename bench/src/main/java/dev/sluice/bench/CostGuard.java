@@ -239,7 +239,9 @@ public final class CostGuard {
     }
 
     private static void operate(Contender contender, Case c) {
-        if (contender.tryAcquire(0) != c.admits) throw new IllegalStateException(c.name + ": an operation was not " + (c.admits ? "admitted" : "denied"));
+        if (contender.tryAcquire(0) != c.admits) {
+            throw new IllegalStateException(c.name + ": an operation was not " + (c.admits ? "admitted" : "denied"));
+        }
     }
 
     private static double total(Path dump) throws IOException {

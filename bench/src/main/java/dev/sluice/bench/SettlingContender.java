@@ -13,6 +13,7 @@ import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * A request that settles something at its completion, on Sluice's limiter API on Redis (the limiter
@@ -61,7 +62,7 @@ final class SettlingContender implements Contender {
         for (int i = 0; i < keys.length; i++) {
             requests[i] = List.of(new Acquisition(rule, ClientKey.parse(keys[i])));
         }
-        label = "sluice " + kind.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        label = "sluice " + kind.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     /**
