@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -22,8 +23,8 @@ import java.util.function.ToDoubleFunction;
  * more or partly given back ({@link SettlingContender}: decision and settlement, two script calls);
  * and per slot, renewals of 100 and of 1 slot per call by one thread, as the renewer makes them
  * ({@link RenewingContender}: 2,000 slots of as many clients, 20 groups in turn). Beside them, once,
- * round trips per request one request at a time (one thread): the script calls a request makes.
- * Writes {@code settle.md} and {@code settle.tsv}.
+ * round trips per request one request at a time (one thread): the script calls a request makes; and
+ * the last round's Redis commands per operation by name. Writes {@code settle.md} and {@code settle.tsv}.
  *
  * <pre>java -Dsluice.bench.redis=redis://127.0.0.1:PORT -cp benchmarks.jar dev.sluice.bench.SettlementCpu --out DIR [--rounds 5]</pre>
  */
@@ -43,8 +44,9 @@ public final class SettlementCpu {
     private record Operation(String what, Supplier<Contender> contender, Workload workload, int threads, int operations, int units) {
     }
 
-    /** One measurement, per operation (a renewal's: per slot). */
-    record Sample(String what, double redisCpuMicros, double perSecond, double roundTrips, double commands) {
+    /** One measurement, per operation (a renewal's: per slot); {@code perCommand}: each command's count per operation. */
+    record Sample(String what, double redisCpuMicros, double perSecond, double roundTrips, double commands,
+                  Map<String, Double> perCommand) {
     }
 
     private SettlementCpu() {
@@ -122,8 +124,10 @@ public final class SettlementCpu {
             if (cost.admitted() != cost.decisions()) {
                 throw new IllegalStateException(op.what + ": " + cost.admitted() + " of " + cost.decisions() + " admitted");
             }
+            Map<String, Double> perCommand = new TreeMap<>();
+            cost.perCommand().forEach((command, n) -> perCommand.put(command, n / op.units));
             return new Sample(op.what, cost.redisCpuMicros() / op.units, cost.decisionsPerSecond() * op.units,
-                    cost.roundTrips() / op.units, cost.commands() / op.units);
+                    cost.roundTrips() / op.units, cost.commands() / op.units, perCommand);
         }
     }
 
@@ -166,6 +170,18 @@ public final class SettlementCpu {
                     median(s, Sample::roundTrips), single == null ? "(one thread)" : String.format(Locale.ROOT, "%.3f", single),
                     median(s, Sample::commands), 1e6 / cpu);
         }
+        w.println();
+        w.println("Redis commands per operation by name, the last round's (`INFO commandstats`: the script calls, `TIME` and what the "
+                + "scripts run):");
+        w.println();
+        w.println("| operation | commands |");
+        w.println("|---|---|");
+        samples.forEach((what, s) -> {
+            StringBuilder b = new StringBuilder();
+            s.get(s.size() - 1).perCommand.forEach((command, n) -> b.append(b.length() == 0 ? "" : ", ")
+                    .append(String.format(Locale.ROOT, "`%s` %.3f", command.toUpperCase(Locale.ROOT), n)));
+            w.printf(Locale.ROOT, "| %s | %s |%n", what, b);
+        });
         w.println();
     }
 
