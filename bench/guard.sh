@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Issue 17's cost guard: fails when a decision costs more Redis round trips (at 64 threads), Redis
-# commands or Redis instructions (valgrind's callgrind) than bench/cost-baseline.properties allows.
-# Counted, not timed: the machine's speed and load do not change the verdict. Runs CostGuardTest
-# through the reactor (builds filter/ and bench/, runs no other test); starts its own redis-server
-# processes on free ports. About a minute and a half in all on 2 shared cores, of which the check
-# ~55 s (measured 2026-12-02 with five sessions on the machine). .ci/run runs it before mvn verify.
+# Issue 17's cost guard: fails when a decision, a request that settles (a concurrency slot taken and
+# released, an actual cost charged or partly given back) or a slot renewed costs more Redis round
+# trips (at 64 threads), Redis commands or Redis instructions (valgrind's callgrind) than
+# bench/cost-baseline.properties allows. Counted, not timed: the machine's speed and load do not
+# change the verdict (but for the round trips, which rose past their threshold once under a load
+# average of 14 on 2 cores). Runs CostGuardTest through the reactor (builds filter/ and bench/, runs
+# no other test); starts its own redis-server processes on free ports. From a clean tree, measured
+# back to back on 2026-12-02 on 2 shared cores: 40 s in all (the check 26 s) against 39 s (18 s)
+# before the settlement and renewal cases at a load average of 3; 86 s (33 s) against 65 s (26 s) at
+# a load average of 12 to 15. .ci/run runs it before mvn verify.
 # Usage: bench/guard.sh   (needs redis-server, valgrind: installed from Debian if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -18,11 +18,16 @@
 #           request; with PROFILE=1 also async-profiler's CPU and allocation profiles of each filter
 #   anchor  Redis CPU per decision of Sluice (every algorithm, 64 threads, 10,000 keys) against
 #           redis-benchmark -c 64 -r 10000 -P 16 of a minimal limiter script and of `return 1`
-#   guard   round trips, Redis commands and Redis instructions (callgrind) per decision against
-#           bench/cost-baseline.properties (the check bench/guard.sh runs as a test)
+#   guard   round trips, Redis commands and Redis instructions (callgrind) per decision, per request
+#           that settles (concurrency slot taken and released, actual cost charged or partly given
+#           back) and per concurrency slot renewed, against bench/cost-baseline.properties (the check
+#           bench/guard.sh runs as a test)
+#   settle  issue 16: Redis CPU per operation (INFO cpu) of those requests and renewals, next to a
+#           token-bucket decision measured in the same run (64 threads, 10,000 keys), 5 rounds
+#           round-robin (SETTLE_ROUNDS), with round trips and commands per operation (33 to 45 s)
 #   and writes bench/results/<timestamp>/RESULTS.md.
 #
-# Usage: bench/run.sh                 # every part, ~14 minutes on 2 cores (ROUNDS=1)
+# Usage: bench/run.sh                 # every part, ~15 minutes on 2 cores (ROUNDS=1; ~14 before the settle part)
 #        bench/run.sh tomcat          # one part (or several: bench/run.sh tomcat anchor)
 #        PROFILE=1 bench/run.sh tomcat   # and the profiles on the distribution (~3 minutes more)
 #        ROUNDS=3 bench/run.sh jmh    # every JMH trial 3 times round-robin (published figures)
@@ -31,7 +36,8 @@
 #        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
 #        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
-#        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1
+#        bench/run.sh guard settle    # issue 16: a slot's and a settlement's cost, counted and timed (79 s)
+#        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1 / SKIP_SETTLE=1
 #        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
 set -euo pipefail
@@ -39,7 +45,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 # the parts named on the command line, or all
-KNOWN_PARTS="jmh approx redis-benchmark http tomcat anchor guard"
+KNOWN_PARTS="jmh approx redis-benchmark http tomcat anchor guard settle"
 for p in "$@"; do [[ " $KNOWN_PARTS " == *" $p "* ]] || { echo "unknown part '$p': one of $KNOWN_PARTS" >&2; exit 2; }; done
 SELECTED=" ${*:-$KNOWN_PARTS} "
 part() { [[ "$SELECTED" == *" $1 "* ]]; }
@@ -275,10 +281,18 @@ fi
 
 # ---------------------------------------------------------------- the counted guards (issue 17)
 if part guard && [ -z "${SKIP_GUARD:-}" ]; then
-  log "cost guard: round trips, commands and instructions per decision against bench/cost-baseline.properties"
+  log "cost guard: round trips, commands and instructions per operation against bench/cost-baseline.properties"
   java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" dev.sluice.bench.CostGuard \
     --baseline "$ROOT/bench/cost-baseline.properties" --out "$OUT" | tee "$OUT/guard.log" \
     || log "cost guard: a figure is over bench/cost-baseline.properties (above)"
+fi
+
+# ---------------------------------------------------------------- what a concurrency slot and a settlement cost (issue 16)
+if part settle && [ -z "${SKIP_SETTLE:-}" ]; then
+  log "Redis CPU per request with a concurrency slot or a settled cost, per slot renewed, against a token-bucket decision; rounds=${SETTLE_ROUNDS:-5}"
+  java -Dsluice.bench.redis="$REDIS_URL" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" \
+    dev.sluice.bench.SettlementCpu --out "$OUT" --rounds "${SETTLE_ROUNDS:-5}" | tee "$OUT/settle.log"
+  cat "$OUT/settle.md"
 fi
 
 # ---------------------------------------------------------------- one file with everything
@@ -300,5 +314,6 @@ fi
   [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"
   [ -f "$OUT/anchor.md" ] && cat "$OUT/anchor.md"
   [ -f "$OUT/guard.md" ] && cat "$OUT/guard.md"
+  [ -f "$OUT/settle.md" ] && cat "$OUT/settle.md"
 } >"$OUT/RESULTS.md"
 log "done: $OUT/RESULTS.md"

@@ -9,10 +9,10 @@ import java.util.Properties;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 17's guards in a build: fails when a decision costs more round trips, Redis commands or
- * Redis instructions than {@code bench/cost-baseline.properties} allows ({@link CostGuard}: counted,
+ * Issue 17's guards in a build: fails when a decision (or a request that settles, or a concurrency
+ * slot renewed) costs more round trips, Redis commands or Redis instructions than {@code bench/cost-baseline.properties} allows ({@link CostGuard}: counted,
  * not timed, so the machine's speed and load do not matter). Needs {@code redis-server} and
- * {@code valgrind} on PATH; starts its own servers. About 20 s.
+ * {@code valgrind} on PATH; starts its own servers. About 30 s on two shared cores.
  *
  * <pre>mvn -Pbench -pl bench -am test -Dtest=CostGuardTest -Dsurefire.failIfNoSpecifiedTests=false</pre>
  */

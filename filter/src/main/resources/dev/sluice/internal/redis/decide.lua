@@ -82,13 +82,12 @@ local key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
 local taken_ms, taken_fraction, taken_given
 local log_foreign, log_index -- the key holds another type (sliding-window-log, concurrency); entries already at the logged time
-local force -- a charge (mode 5) not applied before: the fragment takes `cost` whatever the limit
+local force -- a charge (mode 5) not applied before: the fragment takes `cost` whatever the limit (false again once written)
 for i = 1, n do
   if i > 1 then
     algorithm, mode, limit, window, burst, max_delay, cost, pos = decode(RULE, request, pos)
   end
   key = KEYS[base + i]
-  force = false
   if mode >= 2 then
     admitted = false -- evaluate only: no decision is written
     if mode >= 3 then
@@ -124,6 +123,7 @@ for i = 1, n do
     admitted = false -- a shadow rule's denial refuses nothing
   elseif force then
     call('SET', key, state, 'PX', format('%d', ttl)) -- a charge writes what the fragment took
+    force = false
   end
   if several then
     several[i] = { algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry,

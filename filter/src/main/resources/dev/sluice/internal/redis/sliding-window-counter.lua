@@ -10,12 +10,16 @@ local current, previous = 0, 0
 local stored = pcall('GET', key)
 if stored and #stored == 25 then
   local tag, stored_end, stored_current, stored_previous = decode('<Bddd', stored)
-  local most = (2251799813685248 - 2251799813685248 % window) / window -- RateAlgorithm.maxCount: a charged count stays exact
-  if stored_current > most then
-    stored_current = most
-  end
-  if stored_previous > most then
-    stored_previous = most
+  if stored_current + stored_previous > limit then
+    -- each read at most RateAlgorithm.maxCount, which is at least 2 x limit (RateAlgorithm.validate), so
+    -- only a count charged past the limit is (counts are never negative): it stays exact in this window
+    local most = (2251799813685248 - 2251799813685248 % window) / window
+    if stored_current > most then
+      stored_current = most
+    end
+    if stored_previous > most then
+      stored_previous = most
+    end
   end
   if tag == 2 then
     stored_end = stored_end + -stored_end % window

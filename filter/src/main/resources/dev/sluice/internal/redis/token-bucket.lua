@@ -56,11 +56,15 @@ if stored and #stored == 28 then
   end
 end
 local skew = at - now
-remaining_now, reset_now, next_now = (tokens - tokens % window) / window, 0, 0
+local part = tokens % window -- below one whole token
+remaining_now, reset_now, next_now = (tokens - part) / window, 0, 0
 if tokens < cap then
   local x = cap - tokens
   reset_now = skew + (x + -x % limit) / limit
-  x = (remaining_now > 0 and remaining_now or 0) * window + window - tokens -- until one more whole token (from 0 in debt)
+  x = window - part -- until one more whole token
+  if tokens < 0 then
+    x = window - tokens -- in debt: until it is paid and one token more
+  end
   next_now = skew + (x + -x % limit) / limit
 end
 if cost > burst and not force then
@@ -70,8 +74,9 @@ elseif tokens < cost * window and not force then
   admits, retry = false, skew + (x + -x % limit) / limit
 else
   local left = tokens - cost * window
-  if left < 0 then
-    -- a charge past empty (force): a debt, negative tokens, of at most RateAlgorithm.maxDebtUnits
+  local x -- until one more whole token
+  if force and left < 0 then
+    -- a charge past empty: a debt, negative tokens, of at most RateAlgorithm.maxDebtUnits
     local most = 2251799813685248
     if limit < 32768 and limit * 68719476736 < most then
       most = limit * 68719476736
@@ -79,14 +84,15 @@ else
     if left < -most then
       left = -most
     end
+    remaining_after, x = (left - left % window) / window, window - left -- until it is paid and one token more
+  else
+    part = left % window
+    remaining_after, x = (left - part) / window, window - part
   end
-  remaining_after = (left - left % window) / window
-  local x = cap - left
-  reset_after = skew + (x + -x % limit) / limit
-  x = (remaining_after > 0 and remaining_after or 0) * window + window - left
   admits, next_after, delay = true, skew + (x + -x % limit) / limit, 0
-  state, ttl = encode('<Bi7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
   x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
+  reset_after = skew + (x + -x % limit) / limit
+  state, ttl = encode('<Bi7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
   taken_fraction, taken_given = x % limit, refunded
   taken_ms = at + (x - taken_fraction) / limit
 end
