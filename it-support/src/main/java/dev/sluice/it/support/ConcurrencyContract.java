@@ -27,9 +27,12 @@ public interface ConcurrencyContract extends ContainerTest {
     /** Who the exports rule and the export servlet count the test's requests as: no API key, its address. */
     String CLIENT = "127.0.0.1";
 
-    /** The crowd: this many concurrent clients send this many exports each, to a fleet of three with this many slots. */
+    /**
+     * The crowd: this many concurrent clients send this many exports each (1,152 in all), to a fleet of three with
+     * this many slots.
+     */
     int CROWD_CLIENTS = 48;
-    int CROWD_REQUESTS_PER_CLIENT = 8;
+    int CROWD_REQUESTS_PER_CLIENT = 24;
     int CROWD_SLOTS = 3;
 
     /**
