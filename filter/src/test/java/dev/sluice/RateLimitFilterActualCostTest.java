@@ -1,19 +1,14 @@
 package dev.sluice;
 
+import dev.sluice.testing.AsyncRequest;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.StandardError;
 import dev.sluice.testing.TestRedis;
-import jakarta.servlet.AsyncContext;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
 
-import java.lang.reflect.Proxy;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -154,33 +149,12 @@ class RateLimitFilterActualCostTest {
     void anAsynchronousRequestSettlesAtItsCompletion() throws Exception {
         RateLimitFilter filter = llm("rule.llm.actual-cost", "attr:tokens");
         try {
-            List<AsyncListener> listeners = new ArrayList<>();
-            boolean[] started = {false};
-            AsyncContext[] context = new AsyncContext[1];
-            HttpServletRequest request = new HttpServletRequestWrapper(completion()) {
-                @Override
-                public boolean isAsyncStarted() {
-                    return started[0];
-                }
-
-                @Override
-                public AsyncContext getAsyncContext() {
-                    return context[0];
-                }
-            };
-            context[0] = (AsyncContext) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[]{AsyncContext.class},
-                    (proxy, method, args) -> switch (method.getName()) {
-                        case "addListener" -> listeners.add((AsyncListener) args[0]);
-                        default -> throw new UnsupportedOperationException(method.getName());
-                    });
-            Map<String, String> recorded = new HashMap<>();
-            HttpServletResponse response = FakeServlet.response(recorded);
-            filter.doFilter(request, response, (rq, rs) -> started[0] = true);
+            AsyncRequest streaming = AsyncRequest.start(filter, completion());
             assertThat(remaining(call(filter, null))).as("still streaming: its estimate counts").isEqualTo(800);
 
-            request.setAttribute("tokens", 600);
-            for (AsyncListener l : listeners) l.onComplete(new AsyncEvent(context[0], request, response));
-            for (AsyncListener l : listeners) l.onComplete(new AsyncEvent(context[0], request, response));
+            streaming.request().setAttribute("tokens", 600);
+            streaming.complete(200);
+            streaming.complete(200);
             assertThat(remaining(call(filter, "100"))).as("1000 - 600 - 100 - 100, settled once").isEqualTo(200);
         } finally {
             filter.destroy();

@@ -1,20 +1,15 @@
 package dev.sluice;
 
+import dev.sluice.testing.AsyncRequest;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.TestRedis;
-import jakarta.servlet.AsyncContext;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
-import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisPooled;
 
 import java.io.IOException;
-import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -115,14 +110,14 @@ class RateLimitFilterConcurrencyTest {
     void anAsynchronousRequestHoldsItsSlotUntilItCompletesOnce() throws Exception {
         RateLimitFilter filter = exports("rule.exports.limit", "1");
         try {
-            AsyncRequest running = AsyncRequest.start(filter);
+            AsyncRequest running = started(filter);
             assertThat(send(filter, (rq, rs) -> { }).get("status")).as("the asynchronous request still runs").isEqualTo("429");
-            running.complete();
-            running.complete(); // the container's onComplete, heard twice: released once
+            running.complete(200);
+            running.complete(200); // the container's onComplete, heard twice: released once
             assertThat(send(filter, (rq, rs) -> { }).get("status")).isEqualTo("200");
-            AsyncRequest second = AsyncRequest.start(filter);
+            AsyncRequest second = started(filter);
             assertThat(send(filter, (rq, rs) -> { }).get("status")).as("one slot, held again").isEqualTo("429");
-            second.complete();
+            second.complete(200);
         } finally {
             filter.destroy();
         }
@@ -165,8 +160,8 @@ class RateLimitFilterConcurrencyTest {
         RateLimitFilter filter = exports("backend", "redis", "redis.url", TestRedis.url(), "key-prefix", prefix,
                 "rule.exports.limit", "3");
         try (JedisPooled jedis = new JedisPooled(URI.create(TestRedis.url()))) {
-            AsyncRequest.start(filter);
-            AsyncRequest.start(filter);
+            started(filter);
+            started(filter);
             String key = prefix + "{exports:h=acme}:slots";
             assertThat(jedis.zcard(key)).isEqualTo(2);
             assertThat(jedis.pttl(key)).as("a lease of 30 s and the margin").isBetween(29_000L, 31_000L);
@@ -243,40 +238,10 @@ class RateLimitFilterConcurrencyTest {
         assertThatThrownBy(() -> exports(extra)).isInstanceOf(ServletException.class).hasMessageContaining(key);
     }
 
-    /** A request the application took asynchronous; {@link #complete} is the container's onComplete. */
-    private static final class AsyncRequest {
-        private final Map<String, String> recorded = new HashMap<>();
-        private final HttpServletResponse response = FakeServlet.response(recorded);
-        private final List<AsyncListener> listeners = new ArrayList<>();
-        private HttpServletRequest request;
-        private AsyncContext context;
 
-        static AsyncRequest start(RateLimitFilter filter) throws Exception {
-            AsyncRequest a = new AsyncRequest();
-            boolean[] started = {false};
-            a.request = new HttpServletRequestWrapper(export()) {
-                @Override
-                public boolean isAsyncStarted() {
-                    return started[0];
-                }
-
-                @Override
-                public AsyncContext getAsyncContext() {
-                    return a.context;
-                }
-            };
-            a.context = (AsyncContext) Proxy.newProxyInstance(AsyncRequest.class.getClassLoader(),
-                    new Class<?>[]{AsyncContext.class}, (proxy, method, args) -> switch (method.getName()) {
-                        case "addListener" -> a.listeners.add((AsyncListener) args[0]);
-                        default -> throw new UnsupportedOperationException(method.getName());
-                    });
-            filter.doFilter(a.request, a.response, (req, resp) -> started[0] = true);
-            assertThat(a.listeners).as("the filter waits for the completion").hasSize(1);
-            return a;
-        }
-
-        void complete() throws IOException {
-            for (AsyncListener l : listeners) l.onComplete(new AsyncEvent(context, request, response));
-        }
+    private static AsyncRequest started(RateLimitFilter filter) throws Exception {
+        AsyncRequest a = AsyncRequest.start(filter, export());
+        assertThat(a.listeners()).as("the filter waits for the completion").hasSize(1);
+        return a;
     }
 }

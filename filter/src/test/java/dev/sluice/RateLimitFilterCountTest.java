@@ -1,18 +1,13 @@
 package dev.sluice;
 
+import dev.sluice.testing.AsyncRequest;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.RedisProcess;
-import jakarta.servlet.AsyncContext;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -138,7 +133,7 @@ class RateLimitFilterCountTest {
         RateLimitFilter filter = login();
         try {
             List<AsyncRequest> pending = new ArrayList<>();
-            for (int i = 0; i < 3; i++) pending.add(AsyncRequest.start(filter));
+            for (int i = 0; i < 3; i++) pending.add(started(filter));
             assertThat(attempt(filter, 200)).as("three requests still running hold the limit").isEqualTo("429");
 
             pending.get(0).complete(200);
@@ -157,40 +152,10 @@ class RateLimitFilterCountTest {
         }
     }
 
-    /** A request the application took asynchronous; {@link #complete} is the container's onComplete. */
-    private static final class AsyncRequest {
-        private final Map<String, String> recorded = new HashMap<>();
-        private final HttpServletResponse response = FakeServlet.response(recorded);
-        private final List<AsyncListener> listeners = new ArrayList<>();
-        private AsyncContext context;
 
-        static AsyncRequest start(RateLimitFilter filter) throws Exception {
-            AsyncRequest a = new AsyncRequest();
-            boolean[] started = {false};
-            HttpServletRequest request = new HttpServletRequestWrapper(FakeServlet.request("POST", "/login", "192.0.2.7")) {
-                @Override
-                public boolean isAsyncStarted() {
-                    return started[0];
-                }
-
-                @Override
-                public AsyncContext getAsyncContext() {
-                    return a.context;
-                }
-            };
-            a.context = (AsyncContext) Proxy.newProxyInstance(AsyncRequest.class.getClassLoader(),
-                    new Class<?>[]{AsyncContext.class}, (proxy, method, args) -> switch (method.getName()) {
-                        case "addListener" -> a.listeners.add((AsyncListener) args[0]);
-                        default -> throw new UnsupportedOperationException(method.getName());
-                    });
-            filter.doFilter(request, a.response, (req, resp) -> started[0] = true);
-            assertThat(a.listeners).as("the filter waits for the completion").hasSize(1);
-            return a;
-        }
-
-        void complete(int status) throws IOException {
-            response.setStatus(status);
-            for (AsyncListener l : listeners) l.onComplete(new AsyncEvent(context, null, response));
-        }
+    private static AsyncRequest started(RateLimitFilter filter) throws Exception {
+        AsyncRequest a = AsyncRequest.start(filter, FakeServlet.request("POST", "/login", "192.0.2.7"));
+        assertThat(a.listeners()).as("the filter waits for the completion").hasSize(1);
+        return a;
     }
 }

@@ -103,12 +103,7 @@ public final class TokenBucket extends RateAlgorithm {
     public void take(KeyState state, long now, long cost) {
         State s = (State) state;
         long at = stamp(s, now);
-        long left = tokens(s, at) - cost * windowMs;
-        s.seen = true;
-        s.scaledTokens = left;
-        s.stamp = at;
-        s.windowMs = windowMs;
-        s.expiresAtMs = at + ceilDiv(capacityUnits - left, limit) + EXPIRY_MARGIN_MS;
+        store(s, at, tokens(s, at) - cost * windowMs);
     }
 
     /**
@@ -119,7 +114,11 @@ public final class TokenBucket extends RateAlgorithm {
     public void charge(KeyState state, long now, long extra) {
         State s = (State) state;
         long at = stamp(s, now);
-        long left = Math.max(tokens(s, at) - chargeable(extra, windowMs) * windowMs, -maxDebtUnits(limit));
+        store(s, at, Math.max(tokens(s, at) - chargeable(extra, windowMs) * windowMs, -maxDebtUnits(limit)));
+    }
+
+    /** The bucket holds {@code left} scaled tokens at {@code at}, and expires when full again, plus the margin. */
+    private void store(State s, long at, long left) {
         s.seen = true;
         s.scaledTokens = left;
         s.stamp = at;
