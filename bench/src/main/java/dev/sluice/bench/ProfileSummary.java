@@ -128,6 +128,8 @@ public final class ProfileSummary {
         Row row = new Row(w, req, all, bytesPerRequest, "%,.0f");
         row.header("where");
         row.of("the servlet (chain to `HttpServlet.service`, its response included)", sum(requests, s -> s.has("HttpServlet.service")));
+        row.of("Tomcat writing the response headers (`Http11Processor.prepareResponse`)", sum(requests, s -> s.has("prepareResponse")));
+        row.of("  of which header names and values to bytes (`MessageBytes.toBytes`)", sum(requests, s -> s.has("MessageBytes.toBytes")));
         filterOwn(row, requests);
         top(row, requests, "the filter's own allocations by class", 10, s -> name(s.frames()[s.frames().length - 1]));
         top(row, requests, "the filter's own allocations by the allocating method", 12,
