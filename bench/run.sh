@@ -35,7 +35,7 @@
 #        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
 #        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
-#        ALLOC_REQUESTS=20000 ALLOC_ROUNDS=3 ALLOC_WARMUP=40000 bench/run.sh alloc   # its defaults
+#        ALLOC_REQUESTS=20000 ALLOC_ROUNDS=3 ALLOC_WARMUP=60000 bench/run.sh alloc   # its defaults
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_ALLOC=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1
 #        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
@@ -263,7 +263,7 @@ if part alloc && [ -z "${SKIP_ALLOC:-}" ]; then
   java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.TomcatDistribution --home "$TOMCAT_HOME" \
     --lib "$ROOT/bench/target/tomcat-webapp-lib" --out "$OUT" --variants "${tv// /,}" --rounds 0 \
     --allocation "${ALLOC_REQUESTS:-20000}" --allocation-rounds "${ALLOC_ROUNDS:-3}" \
-    --allocation-warmup "${ALLOC_WARMUP:-40000}" ${PROFILE:+--profile "$ASYNC_PROFILER"} | tee "$OUT/alloc.log"
+    --allocation-warmup "${ALLOC_WARMUP:-60000}" ${PROFILE:+--profile "$ASYNC_PROFILER"} | tee "$OUT/alloc.log"
   cat "$OUT/tomcat-alloc.md"
 fi
 

@@ -77,7 +77,7 @@ import java.util.jar.JarFile;
  *     --home bench/target/dist/apache-tomcat-11.0.24 --lib bench/target/tomcat-webapp-lib --out DIR \
  *     [--variants none,unmatched,local,redis,floor] [--connections 32,64] [--rounds 3] [--seconds 5] \
  *     [--warmup 4] [--wrk-script bench/wrk/report.lua] [--profile libasyncProfiler.so] [--profile-seconds 10] \
- *     [--profile-variants unmatched,local,redis,floor] [--allocation 20000] [--allocation-warmup 40000] \
+ *     [--profile-variants unmatched,local,redis,floor] [--allocation 20000] [--allocation-warmup 60000] \
  *     [--allocation-rounds 3] [--keep]</pre>
  * {@code --keep} leaves each Tomcat's {@code CATALINA_BASE} (its logs) under {@code DIR/tomcat/}; a
  * failed run always does.
@@ -135,7 +135,7 @@ public final class TomcatDistribution {
         profileVariants = List.of(a.getOrDefault("--profile-variants", "unmatched,local,redis,floor").split(","));
         keep = a.containsKey("--keep");
         allocationRequests = Integer.parseInt(a.getOrDefault("--allocation", "0"));
-        allocationWarmup = Integer.parseInt(a.getOrDefault("--allocation-warmup", "40000"));
+        allocationWarmup = Integer.parseInt(a.getOrDefault("--allocation-warmup", "60000"));
         allocationRounds = Integer.parseInt(a.getOrDefault("--allocation-rounds", "3"));
     }
 

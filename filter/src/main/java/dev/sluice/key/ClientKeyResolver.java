@@ -106,6 +106,17 @@ public final class ClientKeyResolver {
         StringBuilder key = null;
         nextAlternative:
         for (Part[] parts : alternatives) {
+            if (parts.length == 1 && parts[0].kind != Kind.GLOBAL) {
+                // one source (ip, header:X-Api-Key...): its tag and value, without a builder
+                Part part = parts[0];
+                if (part.kind == Kind.IP && !clientKnown) {
+                    client = ipResolver.resolve(request.getRemoteAddr(), request.getHeaders(ipResolver.headerName()));
+                    clientKnown = true;
+                }
+                String value = value(part, request, client);
+                if (value == null || value.isBlank()) continue;
+                return ClientKey.ofPart(part.prefix, value, part.kind == Kind.SESSION);
+            }
             if (key != null) key.setLength(0);
             for (Part part : parts) {
                 if (part.kind == Kind.GLOBAL) {
@@ -114,17 +125,11 @@ public final class ClientKeyResolver {
                     key.append(part.tag);
                     continue;
                 }
-                String value;
-                if (part.kind == Kind.IP) {
-                    if (!clientKnown) {
-                        client = ipResolver.resolve(request.getRemoteAddr(), request.getHeaders(ipResolver.headerName()));
-                        clientKnown = true;
-                    }
-                    value = client == null ? null : client.identity();
-                } else {
-                    value = value(part, request);
-                    if (part.kind != Kind.SESSION) value = keyCase.apply(value);
+                if (part.kind == Kind.IP && !clientKnown) {
+                    client = ipResolver.resolve(request.getRemoteAddr(), request.getHeaders(ipResolver.headerName()));
+                    clientKnown = true;
                 }
+                String value = value(part, request, client);
                 if (value == null || value.isBlank()) continue nextAlternative;
                 if (key == null) key = new StringBuilder(64);
                 if (key.length() > 0) key.append('+');
@@ -153,6 +158,13 @@ public final class ClientKeyResolver {
             if (value != null && !value.isBlank()) return value.strip();
         }
         return null;
+    }
+
+    /** A part's value as it goes into the key: the client's identity, or the source's value folded per key-case. */
+    private String value(Part part, HttpServletRequest request, ClientAddress client) {
+        if (part.kind == Kind.IP) return client == null ? null : client.identity();
+        String value = value(part, request);
+        return part.kind == Kind.SESSION ? value : keyCase.apply(value);
     }
 
     private static String value(Part part, HttpServletRequest request) {
@@ -304,7 +316,10 @@ public final class ClientKeyResolver {
         return "ClientKeyResolver{" + expression + '}';
     }
 
-    /** One source, ready to read: its tag, name and (for {@code class:}) instance. */
-    private record Part(Kind kind, String name, String tag, KeySource custom) {
+    /** One source, ready to read: its tag ({@code prefix}: the tag and {@code =}), name and (for {@code class:}) instance. */
+    private record Part(Kind kind, String name, String tag, String prefix, KeySource custom) {
+        Part(Kind kind, String name, String tag, KeySource custom) {
+            this(kind, name, tag, tag + "=", custom);
+        }
     }
 }

@@ -164,8 +164,8 @@ class RateLimitHeadersTest {
                     }
                     throw new UnsupportedOperationException(method.getName());
                 });
-        List<String> policies = d.rules().stream().map(r -> RateLimitHeaders.policyItem(r.rule())).toList();
-        new RateLimitHeaders(style).write(response, d, policies);
+        List<RateLimitHeaders.RuleFields> fields = d.rules().stream().map(r -> new RateLimitHeaders.RuleFields(r.rule())).toList();
+        new RateLimitHeaders(style).write(response, d, fields);
         return headers;
     }
 }
