@@ -279,7 +279,7 @@ if part tomcat && [ -z "${SKIP_TOMCAT:-}" ]; then
     --variants "${tv// /,}" --connections "${TOMCAT_CONNECTIONS:-32,64}" --rounds "${TOMCAT_ROUNDS:-3}" \
     --seconds "${TOMCAT_SECONDS:-5}" --warmup "${TOMCAT_WARMUP:-4}" ${PROFILE:+--profile "$ASYNC_PROFILER"} \
     ${PROFILE:+--profile-seconds "${PROFILE_SECONDS:-10}"} | tee "$OUT/tomcat.log"
-  cat "$OUT/tomcat.md"
+  [ -f "$OUT/tomcat.md" ] && cat "$OUT/tomcat.md"
   [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"
 fi
 

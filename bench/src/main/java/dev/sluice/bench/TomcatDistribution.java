@@ -71,7 +71,9 @@ import java.util.jar.JarFile;
  * variant round-robin, HotSpot's per-thread counters of Tomcat's request threads and of all its
  * threads; with {@code --profile}, then an allocation profile and a CPU profile of each variant under
  * the same load (the agent attached to the measured JVM afterwards). Writes {@code tomcat-alloc.md}.
- * {@code --rounds 0} runs no {@code wrk} at all.
+ * {@code --rounds 0} runs no measured {@code wrk} run: only the allocation figures, or without
+ * {@code --allocation} only the profiles of {@code --profile} (CPU shares need a load that keeps the
+ * JVM busy, so these are taken under {@code wrk}).
  *
  * <pre>java -Dsluice.bench.redis=redis://127.0.0.1:PORT -cp benchmarks.jar dev.sluice.bench.TomcatDistribution \
  *     --home bench/target/dist/apache-tomcat-11.0.24 --lib bench/target/tomcat-webapp-lib --out DIR \
@@ -132,7 +134,8 @@ public final class TomcatDistribution {
         wrkScript = Path.of(a.getOrDefault("--wrk-script", "bench/wrk/report.lua")).toAbsolutePath();
         profiler = a.containsKey("--profile") ? Path.of(a.get("--profile")).toAbsolutePath() : null;
         profileSeconds = Integer.parseInt(a.getOrDefault("--profile-seconds", "10"));
-        profileVariants = List.of(a.getOrDefault("--profile-variants", "unmatched,local,redis,floor").split(","));
+        profileVariants = a.containsKey("--profile-variants") ? List.of(a.get("--profile-variants").split(","))
+                : variants.stream().filter(v -> !v.equals("none")).toList();
         keep = a.containsKey("--keep");
         allocationRequests = Integer.parseInt(a.getOrDefault("--allocation", "0"));
         allocationWarmup = Integer.parseInt(a.getOrDefault("--allocation-warmup", "60000"));
@@ -192,7 +195,11 @@ public final class TomcatDistribution {
             // a run leaves each Tomcat's logs/ (its access log: a line per request, 100+ MB in all) only when asked to
             if (!keep) for (Instance i : instances.values()) deleteTree(i.base);
         }
-        if (rounds == 0) return;
+        if (rounds == 0) {
+            // no wrk runs: with --profile and without --allocation, the profiles under wrk alone
+            if (profiler != null && allocationRequests == 0) profile();
+            return;
+        }
         Path md = out.resolve("tomcat.md");
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(md))) {
             report(w);

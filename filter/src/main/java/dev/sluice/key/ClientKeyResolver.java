@@ -33,15 +33,22 @@ import java.util.Objects;
  * ({@code header:X-Api-Key|header:X-Client-Id}), their tags carry the name ({@code h:x-api-key=...})
  * or, for names that are long or unsafe in a key, the kind's ordinal ({@code h2=...}), so the two
  * never share a counter.
+ *
+ * <p>An {@code ip} key of the clients seen last is remembered ({@value #RECENT_IP_KEYS} at most, by the
+ * client's identity): a client's next request does not make its key again. Safe for any number of threads.
  */
 public final class ClientKeyResolver {
 
     private static final int MAX_TAG_NAME = 32;
+    /** Keys remembered, a power of two: a table of them by the identity's hash, the last one per slot. */
+    static final int RECENT_IP_KEYS = 64;
 
     private final KeyExpression expression;
     private final ClientIpResolver ipResolver;
     private final KeyCase keyCase;
     private final Part[][] alternatives;
+    /** Racy by design: a slot holds an immutable record, so a reader sees a whole one, or an older one. */
+    private final IpKey[] recentIpKeys = new IpKey[RECENT_IP_KEYS];
 
     /**
      * A resolver that keeps the values' case ({@link KeyCase#SENSITIVE}).
@@ -115,7 +122,7 @@ public final class ClientKeyResolver {
                 }
                 String value = value(part, request, client);
                 if (value == null || value.isBlank()) continue;
-                return ClientKey.ofPart(part.prefix, value, part.kind == Kind.SESSION);
+                return part.kind == Kind.IP ? ipKey(part, value) : ClientKey.ofPart(part.prefix, value, part.kind == Kind.SESSION);
             }
             if (key != null) key.setLength(0);
             for (Part part : parts) {
@@ -158,6 +165,19 @@ public final class ClientKeyResolver {
             if (value != null && !value.isBlank()) return value.strip();
         }
         return null;
+    }
+
+    /** The key of a client that is its address alone, remembered for the client's next requests. */
+    private ClientKey ipKey(Part part, String identity) {
+        int slot = identity.hashCode() & (RECENT_IP_KEYS - 1);
+        IpKey seen = recentIpKeys[slot];
+        if (seen != null && seen.identity.equals(identity)) return seen.key;
+        ClientKey key = ClientKey.ofPart(part.prefix, identity, false);
+        recentIpKeys[slot] = new IpKey(identity, key);
+        return key;
+    }
+
+    private record IpKey(String identity, ClientKey key) {
     }
 
     /** A part's value as it goes into the key: the client's identity, or the source's value folded per key-case. */

@@ -4,6 +4,7 @@ import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.args.Rawable;
 import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -13,6 +14,7 @@ import redis.clients.jedis.exceptions.JedisRedirectionException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -187,7 +189,10 @@ final class SharedRoundTrips {
         return roundTrips.sum();
     }
 
-    /** The node {@code key}'s calls go to (its lane), or null when they go alone. */
+    /**
+     * The node {@code key}'s calls go to (its lane), or null when they go alone. Only a Cluster's node
+     * depends on the key: elsewhere {@code key} may be null.
+     */
     Object nodeOf(byte[] key) {
         return nodes == null ? null : nodes.nodeOf(key);
     }
@@ -373,6 +378,10 @@ final class SharedRoundTrips {
      * (two or more) as one call of it, every other call as its own.
      */
     private static List<Command> commands(List<Call> batch) {
+        if (batch.size() == 1) {
+            Call c = batch.get(0);
+            return List.of(new Command(c.sha, c.script, c.command(), batch, false));
+        }
         List<Command> commands = new ArrayList<>(batch.size());
         int i = 0;
         while (i < batch.size()) {
@@ -504,12 +513,24 @@ final class SharedRoundTrips {
 
         /** The calls queued now, in order, taken for one round trip (those that gave up dropped). */
         List<Call> take() {
-            List<Call> batch = new ArrayList<>(Math.min(MAX_BATCH, 16));
+            Call first = next();
+            if (first == null) return List.of();
+            Call second = next();
+            if (second == null) return List.of(first); // the round trip of a call that found a place in flight
+            List<Call> batch = new ArrayList<>(16);
+            batch.add(first);
+            batch.add(second);
             Call c;
-            while (batch.size() < MAX_BATCH && (c = queue.poll()) != null) {
-                if (c.take()) batch.add(c);
-            }
+            while (batch.size() < MAX_BATCH && (c = next()) != null) batch.add(c);
             return batch;
+        }
+
+        /** The next queued call that has not given up, taken; or null. */
+        private Call next() {
+            for (Call c; (c = queue.poll()) != null; ) {
+                if (c.take()) return c;
+            }
+            return null;
         }
 
         void release() {
@@ -553,19 +574,41 @@ final class SharedRoundTrips {
             int keys = 0;
             for (Call c : calls) keys += c.keys.size();
             byte[] layout = new byte[2 * calls.size()];
-            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys);
+            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(new Bytes(sha)).add(count(keys));
             for (int i = 0; i < calls.size(); i++) {
                 Call c = calls.get(i);
                 layout[2 * i] = (byte) c.keys.size();
                 layout[2 * i + 1] = (byte) c.args.size();
-                for (byte[] k : c.keys) arguments.add(k);
+                for (byte[] k : c.keys) arguments.add(new Bytes(k));
             }
-            arguments.add(layout);
+            arguments.add(new Bytes(layout));
             for (Call c : calls) {
-                for (byte[] a : c.args) arguments.add(a);
+                for (byte[] a : c.args) arguments.add(new Bytes(a));
             }
             return new Command(sha, script, arguments, calls, true);
         }
+    }
+
+    /**
+     * An argument as it is: the client library's own wrapper copies every byte array it is given, and
+     * none of these changes once a call is made.
+     */
+    private record Bytes(byte[] raw) implements Rawable {
+        @Override
+        public byte[] getRaw() {
+            return raw;
+        }
+    }
+
+    /** Numbers of keys, written once: a call's is its third argument. */
+    private static final Rawable[] COUNTS = new Rawable[65];
+
+    static {
+        for (int i = 0; i < COUNTS.length; i++) COUNTS[i] = new Bytes(Integer.toString(i).getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private static Rawable count(int n) {
+        return n < COUNTS.length ? COUNTS[n] : new Bytes(Integer.toString(n).getBytes(StandardCharsets.US_ASCII));
     }
 
     /** What goes to Redis for one or more calls: their command and what it needs on NOSCRIPT. */
@@ -613,9 +656,9 @@ final class SharedRoundTrips {
 
         /** Its own {@code EVALSHA}. */
         CommandArguments command() {
-            CommandArguments c = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys.size());
-            for (byte[] k : keys) c.add(k);
-            for (byte[] a : args) c.add(a);
+            CommandArguments c = new CommandArguments(Protocol.Command.EVALSHA).add(new Bytes(sha)).add(count(keys.size()));
+            for (int i = 0, n = keys.size(); i < n; i++) c.add(new Bytes(keys.get(i)));
+            for (int i = 0, n = args.size(); i < n; i++) c.add(new Bytes(args.get(i)));
             return c;
         }
 
