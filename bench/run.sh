@@ -14,7 +14,8 @@
 #           fields / one bare EVALSHA per request / Sluice on Redis / Sluice denying)
 #   alloc   bytes allocated per request on the Tomcat 11 distribution, one request at a time on a
 #           kept-alive connection (no wrk: the figures hold on a busy machine), per variant; with
-#           PROFILE=1 also async-profiler's allocation and CPU profiles of each filter under that load
+#           PROFILE=1 also async-profiler's allocation profile of each under that load (where the
+#           bytes go: the filter's own code, Tomcat encoding the headers, the rest)
 #   tomcat  wrk -t2 at -c32 and -c64 against the Tomcat 11 distribution (issue 17: no filter / Sluice
 #           with no matching rule / Sluice local / Sluice on Redis / the raw-socket EVALSHA floor
 #           filter), 3 rounds round-robin, CPU per request of Tomcat and Redis, bytes allocated per
@@ -29,6 +30,7 @@
 #        bench/run.sh tomcat          # one part (or several: bench/run.sh tomcat anchor)
 #        PROFILE=1 bench/run.sh tomcat   # and the profiles on the distribution (~3 minutes more)
 #        PROFILE=1 bench/run.sh alloc    # bytes per request and where they go, on a busy machine too (~3 minutes)
+#        PROFILE=1 TOMCAT_ROUNDS=0 bench/run.sh tomcat   # the CPU and allocation profiles under wrk alone (shares)
 #        ROUNDS=3 bench/run.sh jmh    # every JMH trial 3 times round-robin (published figures)
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
 #        PROFILE=1 bench/run.sh http  # profile the embedded Tomcat's filter (async-profiler; ~1 minute more)

@@ -344,12 +344,13 @@ public class RateLimitFilter implements Filter {
             if (!request.isAsyncStarted()) {
                 int status = response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
                 if (completion != null) completion.settle(status, request, response);
-                for (Completion c : later) c.settle(status, request, response);
+                for (int i = 0; i < later.size(); i++) later.get(i).settle(status, request, response);
             }
             throw failed;
         }
         if (completion != null) completion.settleWhenComplete(request, response);
-        for (Completion later : state.firstDispatchDone()) later.settleWhenComplete(request, response);
+        List<Completion> later = state.firstDispatchDone();
+        for (int i = 0; i < later.size(); i++) later.get(i).settleWhenComplete(request, response);
     }
 
     /**

@@ -141,6 +141,19 @@ public final class ProfileSummary {
         return text.toString();
     }
 
+    /**
+     * Bytes per request of an allocation profile: {the filter's own code, Tomcat encoding the response
+     * headers' names and values ({@code MessageBytes.toBytes})}, each its share of all sampled bytes x
+     * {@code bytesPerRequest}.
+     */
+    static double[] allocationSplit(Path collapsed, double bytesPerRequest) throws IOException {
+        Profile p = Profile.load(collapsed);
+        double all = Math.max(1, p.all());
+        long own = sum(p.requests(), s -> s.filterOwn() >= 0);
+        long headers = sum(p.requests(), s -> s.has("MessageBytes.toBytes"));
+        return new double[]{bytesPerRequest * own / all, bytesPerRequest * headers / all};
+    }
+
     /** The filter's own code (the servlet excluded), by its callees two levels down. */
     private static void filterOwn(Row row, List<Stack> requests) {
         Map<String, Long> callees = new LinkedHashMap<>();

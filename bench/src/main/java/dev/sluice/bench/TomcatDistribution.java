@@ -69,8 +69,8 @@ import java.util.jar.JarFile;
  * on a kept-alive connection; {@code --allocation-warmup} requests first, for the JIT), so it can be
  * measured while other work runs on the machine: {@code --allocation-rounds} times N requests per
  * variant round-robin, HotSpot's per-thread counters of Tomcat's request threads and of all its
- * threads; with {@code --profile}, then an allocation profile and a CPU profile of each variant under
- * the same load (the agent attached to the measured JVM afterwards). Writes {@code tomcat-alloc.md}.
+ * threads; with {@code --profile}, then an allocation profile of each variant under the same load (the
+ * agent attached to the measured JVM afterwards): where the bytes go. Writes {@code tomcat-alloc.md}.
  * {@code --rounds 0} runs no measured {@code wrk} run: only the allocation figures, or without
  * {@code --allocation} only the profiles of {@code --profile} (CPU shares need a load that keeps the
  * JVM busy, so these are taken under {@code wrk}).
@@ -134,12 +134,13 @@ public final class TomcatDistribution {
         wrkScript = Path.of(a.getOrDefault("--wrk-script", "bench/wrk/report.lua")).toAbsolutePath();
         profiler = a.containsKey("--profile") ? Path.of(a.get("--profile")).toAbsolutePath() : null;
         profileSeconds = Integer.parseInt(a.getOrDefault("--profile-seconds", "10"));
-        profileVariants = a.containsKey("--profile-variants") ? List.of(a.get("--profile-variants").split(","))
-                : variants.stream().filter(v -> !v.equals("none")).toList();
         keep = a.containsKey("--keep");
         allocationRequests = Integer.parseInt(a.getOrDefault("--allocation", "0"));
         allocationWarmup = Integer.parseInt(a.getOrDefault("--allocation-warmup", "60000"));
         allocationRounds = Integer.parseInt(a.getOrDefault("--allocation-rounds", "3"));
+        // the wrk profiles are of the filters; one request at a time no filter's too (Tomcat's own share)
+        profileVariants = a.containsKey("--profile-variants") ? List.of(a.get("--profile-variants").split(","))
+                : variants.stream().filter(v -> allocationRequests > 0 || !v.equals("none")).toList();
     }
 
     public static void main(String[] args) throws Exception {
@@ -169,13 +170,12 @@ public final class TomcatDistribution {
                 log("%s: %s on 127.0.0.1:%d (pid %d)", i.variant, product(), i.port, i.pid);
             }
             if (allocationRequests > 0) allocation(instances.values());
-            if (rounds == 0) return;
-            for (Instance i : instances.values()) {
+            for (Instance i : rounds == 0 ? List.<Instance>of() : instances.values()) {
                 log("%s: warming up %d s", i.variant, warmup);
                 Wrk.run(null, i.url(), 64, warmup);
             }
             loadBefore = ProcCpu.loadAverage();
-            try (Jedis admin = BenchRedis.admin()) {
+            try (Jedis admin = rounds == 0 ? null : BenchRedis.admin()) {
                 for (int round = 1; round <= rounds; round++) {
                     for (int c : connections) {
                         for (Instance i : instances.values()) {
@@ -278,6 +278,8 @@ public final class TomcatDistribution {
                 }
                 w.println();
                 if (profiler != null) {
+                    StringBuilder details = new StringBuilder();
+                    Map<String, double[]> split = new LinkedHashMap<>();
                     for (Instance i : instances) {
                         if (!profileVariants.contains(i.variant)) continue;
                         SequentialClient c = clients.get(i.variant);
@@ -287,21 +289,43 @@ public final class TomcatDistribution {
                         c.get(allocationRequests);
                         double bytes = i.stats().get("allocated_bytes") / (double) allocationRequests;
                         AsyncProfiler.command(i.pid, profiler, "stop,file=" + alloc + ",collapsed,total");
-                        Path cpu = out.resolve("alloc-" + i.variant + "-cpu.collapsed");
-                        AsyncProfiler.command(i.pid, profiler, "start,event=itimer,interval=200us");
-                        c.get(allocationRequests);
-                        AsyncProfiler.command(i.pid, profiler, "stop,file=" + cpu + ",collapsed");
                         log("profiled %s one request at a time", i.variant);
-                        w.print(ProfileSummary.allocation(i.variant, alloc, bytes));
-                        w.print(ProfileSummary.cpu(i.variant, cpu, Double.NaN, Double.NaN));
-                        w.flush();
+                        double[] parts = ProfileSummary.allocationSplit(alloc, bytes);
+                        split.put(i.variant, new double[]{bytes, parts[0], parts[1]});
+                        if (!i.variant.equals("none")) details.append(ProfileSummary.allocation(i.variant, alloc, bytes));
                     }
+                    splitTable(w, split);
+                    w.print(details);
                 }
             }
             log("wrote %s", md);
         } finally {
             for (SequentialClient c : clients.values()) c.close();
         }
+    }
+
+    /**
+     * Where each profiled variant's bytes go: the filter's own code, Tomcat 11 encoding the response
+     * headers (a new {@code CharsetEncoder} per header name and value: what the filter's fields cost in
+     * the container, which varies with the JIT's work on it from one JVM to another), and the rest.
+     */
+    private static void splitTable(PrintWriter w, Map<String, double[]> split) {
+        w.println("Where the bytes go (allocation profiles of one more run each, async-profiler `event=alloc`: a stack's share of the"
+                + " sampled bytes x the bytes per request of that run). Tomcat 11.0.24 encodes every response header's name and"
+                + " value with a new `CharsetEncoder` (`MessageBytes.toBytes`): what the filter's five fields cost in the container,"
+                + " and a figure that moves by hundreds of bytes from one JVM to another with the JIT's work on that code, which is"
+                + " why the counters' differences above move too; the rest is steady.");
+        w.println();
+        w.println("| variant | bytes per request | the filter's own code | Tomcat encoding the response headers | the rest | the rest above no filter |");
+        w.println("|---|---:|---:|---:|---:|---:|");
+        double[] none = split.get("none");
+        for (Map.Entry<String, double[]> e : split.entrySet()) {
+            double[] v = e.getValue();
+            double rest = v[0] - v[1] - v[2];
+            w.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %,.0f | %,.0f | %s |%n", e.getKey(), v[0], v[1], v[2], rest,
+                    none == null || e.getKey().equals("none") ? "-" : String.format(Locale.ROOT, "%+,.0f", rest - (none[0] - none[1] - none[2])));
+        }
+        w.println();
     }
 
     private static double medianOf(List<double[]> runs, int column) {

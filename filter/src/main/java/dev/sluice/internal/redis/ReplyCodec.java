@@ -17,9 +17,10 @@ import java.nio.ByteOrder;
  * {@link #DENIED}  remaining, retry-after ms, reset ms          (its next is the retry-after; it holds nothing)
  * {@link #ADMITS}  remaining, reset ms, next ms                 (it took nothing: another rule denied the
  *                                                          request, or the call writes nothing)
- * {@link #TOOK}    remaining, reset ms, next ms, taken ms;
- *          the buckets (token-bucket, gcra, leaky-bucket) then the taken fraction and what was given
- *          back before ({@link RuleDecision.Take}); a leaky bucket then its delay ms
+ * {@link #TOOK}    remaining, taken ms, reset ms, next ms; a leaky bucket then its delay ms; the
+ *          buckets (token-bucket, gcra, leaky-bucket) and concurrency then the taken fraction and
+ *          what was given back before ({@link RuleDecision.Take}; concurrency's are 0: the script's
+ *          cheapest test is the algorithm's number, 4 and above)
  * </pre>
  * then the time the script decided at, ms since the epoch. Whether the request was admitted is each
  * rule's outcome: an admitted request's rules that admit have taken, and those of a denied one have not.
@@ -70,17 +71,16 @@ final class ReplyCodec {
                 return new RuleDecision(rule, true, remaining, 0, reset, next, 0, null, RuleDecision.Source.REDIS, windowMs);
             }
             case TOOK -> {
+                long takenMs = (long) read();
                 long reset = (long) read();
                 long next = (long) read();
-                long takenMs = (long) read();
+                Algorithm algorithm = rule.algorithm();
+                long delay = algorithm == Algorithm.LEAKY_BUCKET ? (long) read() : 0;
                 long fraction = 0;
                 long givenBack = 0;
-                long delay = 0;
-                Algorithm algorithm = rule.algorithm();
-                if (isBucket(algorithm)) {
+                if (hasFraction(algorithm)) {
                     fraction = (long) read();
                     givenBack = (long) read();
-                    if (algorithm == Algorithm.LEAKY_BUCKET) delay = (long) read();
                 }
                 return new RuleDecision(rule, true, remaining, 0, reset, next, delay,
                         new RuleDecision.Take(takenMs, fraction, givenBack, token), RuleDecision.Source.REDIS, windowMs);
@@ -89,9 +89,10 @@ final class ReplyCodec {
         }
     }
 
-    /** The algorithms whose take has a fraction of a ms and a refund counter (the others' are 0). */
-    static boolean isBucket(Algorithm algorithm) {
-        return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET;
+    /** The algorithms whose take is sent with a fraction of a ms and a refund counter (the windows' are 0). */
+    static boolean hasFraction(Algorithm algorithm) {
+        return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET
+                || algorithm == Algorithm.CONCURRENCY;
     }
 
     private double read() {

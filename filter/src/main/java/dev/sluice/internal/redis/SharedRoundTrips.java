@@ -274,38 +274,26 @@ final class SharedRoundTrips {
     /** One round trip for the calls queued now, by a thread that holds one of the lane's places in flight. */
     private void carry(Lane lane) {
         List<Call> batch = lane.take();
-        Slot slot = new Slot(lane);
         try {
-            if (!batch.isEmpty()) {
-                roundTrip(lane, batch, slot);
+            if (batch.isEmpty()) {
+                lane.release();
+            } else {
+                roundTrip(lane, batch);
             }
         } finally {
-            slot.release();
-            for (Call c : batch) {
-                c.complete(); // each is answered as its reply is read; this is for an unforeseen error
+            for (int i = 0; i < batch.size(); i++) {
+                batch.get(i).complete(); // each is answered as its reply is read; this is for an unforeseen error
             }
         }
     }
 
-    /** A lane's place in flight, given back once: as soon as Redis has answered, before the callers are woken. */
-    private static final class Slot {
-        private final Lane lane;
-        private boolean released;
-
-        Slot(Lane lane) {
-            this.lane = lane;
-        }
-
-        void release() {
-            if (!released) {
-                released = true;
-                lane.release();
-            }
-        }
-    }
-
-    private void roundTrip(Lane lane, List<Call> batch, Slot slot) {
+    /**
+     * One round trip for {@code batch}, which gives the lane's place in flight back once: as soon as
+     * Redis has answered, before the callers are woken (or when it fails).
+     */
+    private void roundTrip(Lane lane, List<Call> batch) {
         Connection connection = null;
+        boolean released = false;
         try {
             connection = nodes.borrow(lane.node);
             List<Command> commands = commands(batch);
@@ -318,7 +306,10 @@ final class SharedRoundTrips {
                 Object reply = read(connection);
                 // Redis has run the batch (it answers after running what it read): the next round trip may
                 // start, on another connection, while this one's replies are read and its callers woken
-                slot.release();
+                if (!released) {
+                    released = true;
+                    lane.release();
+                }
                 if (reply instanceof JedisNoScriptException) {
                     if (noScript == null) noScript = new ArrayList<>();
                     noScript.add(command);
@@ -352,6 +343,9 @@ final class SharedRoundTrips {
         } finally {
             if (connection != null) {
                 connection.close(); // back to its pool, or discarded there if broken
+            }
+            if (!released) {
+                lane.release();
             }
         }
     }

@@ -30,10 +30,10 @@ tokens    (ARGV[2]) give-backs and charges only (modes 3 and 5), else nil: per a
 Returns   a string, little-endian doubles, as ReplyCodec reads it: per key its outcome, then that
           outcome's figures: 0 denied: remaining, retry-after ms, reset ms; 1 admits, took nothing
           (another rule denied, or modes 2 to 5): remaining, reset ms, next ms (until remaining
-          grows); 2 took the cost: remaining, reset ms, next ms, taken ms, and the buckets (4, 5, 6)
-          taken fraction and given back (their refund counter: with taken ms, what identifies the take
-          in the state, for a give-back), a leaky bucket (5) then its delay ms. Then the time decided
-          at, ms since the epoch
+          grows); 2 took the cost: remaining, taken ms, reset ms, next ms, then a leaky bucket (5) its
+          delay ms, and algorithms 4 to 7 (the buckets, concurrency) taken fraction and given back (a
+          bucket's refund counter: with taken ms, what identifies the take in the state, for a
+          give-back; concurrency's are 0). Then the time decided at, ms since the epoch
 
 Either every enforcing rule admits the request and each rule that admits takes its cost, or
 nothing is written at all: a request denied by one rule takes nothing from the others. A shadow
@@ -187,22 +187,22 @@ for i = 1, n do
       call('PEXPIRE', key, format('%d', ttl))
     end
     if not several then
-      if algorithm == 4 or algorithm == 6 then
-        return encode('<dddddddd', 2, remaining_after, reset_after, next_after, taken_ms, taken_fraction, taken_given, now)
-      elseif algorithm == 5 then
-        return encode('<ddddddddd', 2, remaining_after, reset_after, next_after, taken_ms, taken_fraction, taken_given, delay,
+      if algorithm == 5 then
+        return encode('<ddddddddd', 2, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given,
             now)
+      elseif algorithm >= 4 then
+        return encode('<dddddddd', 2, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
       end
-      return encode('<dddddd', 2, remaining_after, reset_after, next_after, taken_ms, now)
+      return encode('<dddddd', 2, remaining_after, taken_ms, reset_after, next_after, now)
     end
   end
   local o = #reply
   if admitted and admits then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 2, remaining_after, reset_after, next_after, taken_ms
-    if algorithm == 4 or algorithm == 6 then
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 2, remaining_after, taken_ms, reset_after, next_after
+    if algorithm == 5 then
+      reply[o + 6], reply[o + 7], reply[o + 8] = delay, taken_fraction, taken_given
+    elseif algorithm >= 4 then
       reply[o + 6], reply[o + 7] = taken_fraction, taken_given
-    elseif algorithm == 5 then
-      reply[o + 6], reply[o + 7], reply[o + 8] = taken_fraction, taken_given, delay
     end
   elseif admits then
     reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 1, remaining_now, reset_now, next_now

@@ -67,35 +67,41 @@ class ReplyCodecTest {
 
     @Test
     void aBucketsTakeHasItsFractionAndRefundCounter() {
-        // decide.lua: encode('<dddddddd', 2, remaining_after, reset_after, next_after, taken_ms, taken_fraction, taken_given, now)
-        RuleDecision d = reply("return encode('<dddddddd', 2, 98, 1200, 600, 1764500001200, 37, 4, 9)").next(BUCKET, 7, 60_000);
+        // decide.lua: encode('<dddddddd', 2, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
+        RuleDecision d = reply("return encode('<dddddddd', 2, 98, 1764500001200, 1200, 600, 37, 4, 9)").next(BUCKET, 7, 60_000);
         assertThat(d).isEqualTo(new RuleDecision(BUCKET, true, 98, 0, 1200, 600, 0,
                 new RuleDecision.Take(1_764_500_001_200L, 37, 4, 7), RuleDecision.Source.REDIS, 60_000));
         assertThat(d.take().token()).isEqualTo(7);
     }
 
     @Test
-    void aLeakyBucketsTakeIsFollowedByItsDelay() {
-        // decide.lua: encode('<ddddddddd', 2, remaining_after, reset_after, next_after, taken_ms, taken_fraction, taken_given, delay, now)
-        RuleDecision d = reply("return encode('<ddddddddd', 2, 8, 300, 100, 1764500000300, 3, 1, 250, 9)").next(LEAKY, 5, 1000);
+    void aLeakyBucketsTakeHasItsDelayBeforeItsFraction() {
+        // decide.lua: encode('<ddddddddd', 2, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given, now)
+        RuleDecision d = reply("return encode('<ddddddddd', 2, 8, 1764500000300, 300, 100, 250, 3, 1, 9)").next(LEAKY, 5, 1000);
         assertThat(d).isEqualTo(new RuleDecision(LEAKY, true, 8, 0, 300, 100, 250,
                 new RuleDecision.Take(1_764_500_000_300L, 3, 1, 5), RuleDecision.Source.REDIS, 1000));
     }
 
     @Test
-    void aWindowsAndASlotsTakeIsItsTimeAlone() {
-        // decide.lua: encode('<dddddd', 2, remaining_after, reset_after, next_after, taken_ms, now)
-        assertThat(reply("return encode('<dddddd', 2, 4, 59000, 59000, 1764500060000, 9)").next(WINDOW, 5, 60_000))
+    void aWindowsTakeIsItsTimeAlone() {
+        // decide.lua: encode('<dddddd', 2, remaining_after, taken_ms, reset_after, next_after, now)
+        assertThat(reply("return encode('<dddddd', 2, 4, 1764500060000, 59000, 59000, 9)").next(WINDOW, 5, 60_000))
                 .isEqualTo(new RuleDecision(WINDOW, true, 4, 0, 59_000, 59_000, 0,
                         new RuleDecision.Take(1_764_500_060_000L, 0, 0, 5), RuleDecision.Source.REDIS, 60_000));
-        assertThat(reply("return encode('<dddddd', 2, 2, 1000, 1000, 1764500030000, 9)").next(SLOTS, -3, SLOTS.windowMillis())
-                .take()).isEqualTo(new RuleDecision.Take(1_764_500_030_000L, 0, 0, -3));
+    }
+
+    @Test
+    void aSlotsTakeIsSentAsABucketsWithNoFractionNorRefunds() {
+        // decide.lua, algorithm 7 (concurrency.lua sets taken_fraction, taken_given = 0, 0)
+        ReplyCodec reply = reply("return encode('<dddddddd', 2, 2, 1764500030000, 1000, 1000, 0, 0, 9)");
+        assertThat(reply.next(SLOTS, -3, SLOTS.windowMillis()).take()).isEqualTo(new RuleDecision.Take(1_764_500_030_000L, 0, 0, -3));
+        assertThat(reply.decidedAt()).isEqualTo(9);
     }
 
     @Test
     void severalRulesAreReadInTheirOrderEachByItsOutcome() {
         // decide.lua's table of several rules: an admitted request's bucket took, its shadow window denied
-        ReplyCodec reply = reply("return encode('<ddddddd' .. 'dddd' .. 'd', 2, 98, 1200, 600, 1764500001200, 37, 4,"
+        ReplyCodec reply = reply("return encode('<ddddddd' .. 'dddd' .. 'd', 2, 98, 1764500001200, 1200, 600, 37, 4,"
                 + " 0, 0, 20000, 40000, 1764500000000)");
         assertThat(reply.next(BUCKET, 7, 60_000).take()).isEqualTo(new RuleDecision.Take(1_764_500_001_200L, 37, 4, 7));
         assertThat(reply.next(WINDOW, 8, 60_000)).isEqualTo(
