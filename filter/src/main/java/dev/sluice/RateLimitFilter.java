@@ -422,7 +422,7 @@ public class RateLimitFilter implements Filter {
             }
         }
 
-        // most requests have one rule: it goes as a list of one, without lists to grow
+        // most requests have one rule: it goes as a list of one, its figures alone, without lists to grow
         Acquisition one = null;
         Figures oneFigures = null;
         List<Acquisition> acquisitions = null;
@@ -453,19 +453,21 @@ public class RateLimitFilter implements Filter {
             figures.add(f);
         }
         if (one == null) return Admitted.AT_ONCE;
-        if (acquisitions == null) {
-            acquisitions = List.of(one);
-            figures = List.of(oneFigures);
-        }
+        if (acquisitions == null) acquisitions = List.of(one); // figures stays null: one rule
 
         Decision decision = sluice.decide(acquisitions);
         if (!decision.unavailable() && s.headers.writes()) {
             // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
-            s.headers.write(response, decision, figures);
+            if (figures == null) {
+                s.headers.write(response, decision, oneFigures);
+            } else {
+                s.headers.write(response, decision, figures);
+            }
         }
         if (decision.allowed()) {
             if (anyShadowDenied(decision)) logDryRun(decision);
-            Completion completion = s.settles ? Completion.of(this, figures, acquisitions, decision) : null;
+            Completion completion = s.settles
+                    ? Completion.of(this, figures == null ? List.of(oneFigures) : figures, acquisitions, decision) : null;
             return completion == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE
                     : new Admitted(completion, decision.delayMs(), acquisitions, decision);
         }
@@ -779,7 +781,7 @@ public class RateLimitFilter implements Filter {
     private static void respond(HttpServletResponse response, Refused refused) throws IOException {
         byte[] bytes = refused.body.getBytes(StandardCharsets.UTF_8);
         response.setStatus(refused.status);
-        response.setHeader("Retry-After", Long.toString(refused.retryAfterSeconds));
+        response.setHeader("Retry-After", RateLimitHeaders.decimal(refused.retryAfterSeconds));
         response.setHeader("Cache-Control", "no-store");
         response.setContentType(QuotaExceededProblem.CONTENT_TYPE);
         response.setContentLength(bytes.length);

@@ -109,6 +109,21 @@ public final class RateLimitHeaders {
         }
     }
 
+    /** Writes the fields selected by {@code headers} for the decision of one rule, decided with {@code fields}. */
+    public void write(HttpServletResponse response, Decision decision, RuleFields fields) {
+        if (style == HeaderStyle.NONE || decision.rules().isEmpty()) {
+            return;
+        }
+        RuleDecision r = decision.rules().get(0);
+        if (style.draft()) {
+            response.setHeader(POLICY, fields.policyItem(r));
+            response.setHeader(RATE_LIMIT, fields.current(r));
+        }
+        if (style.legacy()) {
+            legacy(response, r, fields);
+        }
+    }
+
     /**
      * Writes the fields selected by {@code headers}.
      *
@@ -144,11 +159,27 @@ public final class RateLimitHeaders {
             RuleDecision closest = decision.closest();
             int at = 0;
             while (rules.get(at) != closest) at++;
-            RuleFields closestFields = fields.get(at);
-            response.setHeader(LEGACY_LIMIT, closestFields.limit);
-            response.setHeader(LEGACY_REMAINING, Long.toString(closest.remaining()));
-            response.setHeader(LEGACY_RESET, Long.toString(resetSeconds(closest)));
+            legacy(response, closest, fields.get(at));
         }
+    }
+
+    /** The legacy fields, of the rule closest to its limit. */
+    private static void legacy(HttpServletResponse response, RuleDecision closest, RuleFields fields) {
+        response.setHeader(LEGACY_LIMIT, fields.limit);
+        response.setHeader(LEGACY_REMAINING, decimal(closest.remaining()));
+        response.setHeader(LEGACY_RESET, decimal(resetSeconds(closest)));
+    }
+
+    /** The decimal text of the numbers most fields show (a small limit, a reset in seconds), made once. */
+    private static final String[] SMALL = new String[256];
+
+    static {
+        for (int i = 0; i < SMALL.length; i++) SMALL[i] = Integer.toString(i);
+    }
+
+    /** {@code n} in decimal: {@link Long#toString(long)}, without a new string for a small number. */
+    public static String decimal(long n) {
+        return n >= 0 && n < SMALL.length ? SMALL[(int) n] : Long.toString(n);
     }
 
     /** The {@code t} of a rule: its retry-after (at least 1 s) when it denied, else the time until more quota. */
