@@ -122,7 +122,8 @@ public final class ClientKeyResolver {
                 }
                 String value = value(part, request, client);
                 if (value == null || value.isBlank()) continue;
-                return part.kind == Kind.IP ? ipKey(part, value) : ClientKey.ofPart(part.prefix, value, part.kind == Kind.SESSION);
+                return part.kind == Kind.IP ? ipKey(part, value)
+                        : ClientKey.ofPart(part.prefix, value, part.kind == Kind.SESSION);
             }
             if (key != null) key.setLength(0);
             for (Part part : parts) {

@@ -42,8 +42,8 @@ import java.util.regex.Pattern;
  * <p><b>One round trip.</b> All acquisitions of a request go to Redis as one {@code EVALSHA} of
  * one script (assembled at class load: {@code decide-one.lua} around {@code decide.lua}, whose
  * header documents KEYS, ARGV and the reply, with one fragment per algorithm spliced in), one
- * packed argument for all of them and a packed reply. The script
- * decides every rule, then writes only if every enforcing rule admits: a request denied by one rule
+ * packed argument for all of them ({@link RequestCodec}) and a packed reply ({@link ReplyCodec}).
+ * The script decides every rule, then writes only if every enforcing rule admits: a request denied by one rule
  * takes nothing from the others. A shadow rule ({@link Rule#dryRun()}) never blocks the others: when
  * the enforcing rules admit, every rule that admits takes its cost and a shadow rule that denies
  * takes nothing. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
@@ -324,7 +324,8 @@ public final class RedisEngine implements RateLimiter {
         for (int i = 0; i < n; i++) {
             Rule rule = rulePlans[i].rule;
             long token = slots != null && rulePlans[i].concurrency ? slots[i] : ThreadLocalRandom.current().nextLong();
-            long windowMs = bounds == null || bounds[i] == null ? rule.windowMillis() : windowOf(rule, bounds[i], decidedAt, around);
+            long windowMs = bounds == null || bounds[i] == null ? rule.windowMillis()
+                    : windowOf(rule, bounds[i], decidedAt, around);
             decisions.add(reply.next(rule, token, windowMs));
         }
         if (at != null) {

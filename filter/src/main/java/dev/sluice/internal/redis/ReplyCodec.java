@@ -63,7 +63,8 @@ final class ReplyCodec {
             case DENIED -> {
                 long retry = (long) read();
                 long reset = (long) read();
-                return new RuleDecision(rule, false, remaining, retry, reset, retry, 0, null, RuleDecision.Source.REDIS, windowMs);
+                return new RuleDecision(rule, false, remaining, retry, reset, retry, 0, null, RuleDecision.Source.REDIS,
+                        windowMs);
             }
             case ADMITS -> {
                 long reset = (long) read();
