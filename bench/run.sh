@@ -12,7 +12,7 @@
 #   redis-benchmark   redis-benchmark of the floor's EVALSHA
 #   http    wrk against one embedded Tomcat (no filter / Sluice local, with and without its rate-limit
 #           fields / one bare EVALSHA per request / Sluice on Redis / Sluice denying)
-#   alloc   bytes allocated per request on the Tomcat 11 distribution, one request at a time on a
+#   alloc   (only when named) bytes allocated per request on the Tomcat 11 distribution, one request at a time on a
 #           kept-alive connection (no wrk: the figures hold on a busy machine), per variant; with
 #           PROFILE=1 also async-profiler's allocation profile of each under that load (where the
 #           bytes go: the filter's own code, Tomcat encoding the headers, the rest)
@@ -48,7 +48,8 @@ ROOT=$(pwd)
 # the parts named on the command line, or all
 KNOWN_PARTS="jmh approx redis-benchmark http alloc tomcat anchor guard"
 for p in "$@"; do [[ " $KNOWN_PARTS " == *" $p "* ]] || { echo "unknown part '$p': one of $KNOWN_PARTS" >&2; exit 2; }; done
-SELECTED=" ${*:-$KNOWN_PARTS} "
+# alloc only when named: the distribution's bytes per request are in tomcat's report too (under wrk)
+SELECTED=" ${*:-${KNOWN_PARTS/ alloc/}} "
 part() { [[ "$SELECTED" == *" $1 "* ]]; }
 ROUNDS=${ROUNDS:-1}
 PARTS=${PARTS:-redis,local,filter,commands,flood,shapes,approx}
