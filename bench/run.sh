@@ -12,6 +12,10 @@
 #   redis-benchmark   redis-benchmark of the floor's EVALSHA
 #   http    wrk against one embedded Tomcat (no filter / Sluice local, with and without its rate-limit
 #           fields / one bare EVALSHA per request / Sluice on Redis / Sluice denying)
+#   alloc   (only when named) bytes allocated per request on the Tomcat 11 distribution, one request at a time on a
+#           kept-alive connection (no wrk: the figures hold on a busy machine), per variant; with
+#           PROFILE=1 also async-profiler's allocation profile of each under that load (where the
+#           bytes go: the filter's own code, Tomcat encoding the headers, the rest)
 #   tomcat  wrk -t2 at -c32 and -c64 against the Tomcat 11 distribution (issue 17: no filter / Sluice
 #           with no matching rule / Sluice local / Sluice on Redis / the raw-socket EVALSHA floor
 #           filter), 3 rounds round-robin, CPU per request of Tomcat and Redis, bytes allocated per
@@ -30,6 +34,8 @@
 # Usage: bench/run.sh                 # every part, ~15 minutes on 2 cores (ROUNDS=1; ~14 before the settle part)
 #        bench/run.sh tomcat          # one part (or several: bench/run.sh tomcat anchor)
 #        PROFILE=1 bench/run.sh tomcat   # and the profiles on the distribution (~3 minutes more)
+#        PROFILE=1 bench/run.sh alloc    # bytes per request and where they go, on a busy machine too (~3 minutes)
+#        PROFILE=1 TOMCAT_ROUNDS=0 bench/run.sh tomcat   # the CPU and allocation profiles under wrk alone (shares)
 #        ROUNDS=3 bench/run.sh jmh    # every JMH trial 3 times round-robin (published figures)
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
 #        PROFILE=1 bench/run.sh http  # profile the embedded Tomcat's filter (async-profiler; ~1 minute more)
@@ -37,7 +43,8 @@
 #        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
 #        bench/run.sh guard settle    # issue 16: a slot's and a settlement's cost, counted and timed (79 s)
-#        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1 / SKIP_SETTLE=1
+#        ALLOC_REQUESTS=20000 ALLOC_ROUNDS=3 ALLOC_WARMUP=60000 bench/run.sh alloc   # its defaults
+#        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_ALLOC=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1 / SKIP_SETTLE=1
 #        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
 set -euo pipefail
@@ -45,9 +52,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 # the parts named on the command line, or all
-KNOWN_PARTS="jmh approx redis-benchmark http tomcat anchor guard settle"
+KNOWN_PARTS="jmh approx redis-benchmark http alloc tomcat anchor guard settle"
 for p in "$@"; do [[ " $KNOWN_PARTS " == *" $p "* ]] || { echo "unknown part '$p': one of $KNOWN_PARTS" >&2; exit 2; }; done
-SELECTED=" ${*:-$KNOWN_PARTS} "
+# alloc only when named: the distribution's bytes per request are in tomcat's report too (under wrk)
+SELECTED=" ${*:-${KNOWN_PARTS/ alloc/}} "
 part() { [[ "$SELECTED" == *" $1 "* ]]; }
 ROUNDS=${ROUNDS:-1}
 PARTS=${PARTS:-redis,local,filter,commands,flood,shapes,approx}
@@ -255,6 +263,19 @@ if part http && [ -z "${SKIP_HTTP:-}" ] && [ -n "${PROFILE:-}" ]; then
   cat "$OUT/profile.md"
 fi
 
+# ---------------------------------------------------------------- bytes per request on the Tomcat 11 distribution
+# TomcatDistribution --rounds 0 --allocation N: no wrk; SequentialClient's one request at a time.
+if part alloc && [ -z "${SKIP_ALLOC:-}" ]; then
+  TOMCAT_HOME=$(ls -d "$ROOT"/bench/target/dist/apache-tomcat-*/ | head -1)
+  log "bytes per request on the distribution: $(basename "$TOMCAT_HOME"), ${ALLOC_ROUNDS:-3} x ${ALLOC_REQUESTS:-20000} requests one at a time${PROFILE:+, then profiles}"
+  tv=${TOMCAT_VARIANTS:-none unmatched local redis floor}
+  java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.TomcatDistribution --home "$TOMCAT_HOME" \
+    --lib "$ROOT/bench/target/tomcat-webapp-lib" --out "$OUT" --variants "${tv// /,}" --rounds 0 \
+    --allocation "${ALLOC_REQUESTS:-20000}" --allocation-rounds "${ALLOC_ROUNDS:-3}" \
+    --allocation-warmup "${ALLOC_WARMUP:-60000}" ${PROFILE:+--profile "$ASYNC_PROFILER"} | tee "$OUT/alloc.log"
+  cat "$OUT/tomcat-alloc.md"
+fi
+
 # ---------------------------------------------------------------- HTTP: the Tomcat 11 distribution (issue 17)
 # TomcatDistribution starts one Tomcat per variant with the distribution's own bin/catalina.sh and
 # its stock conf/ (server.xml: the ports only), all first, then wrk -t2 at each concurrency round-robin.
@@ -267,7 +288,7 @@ if part tomcat && [ -z "${SKIP_TOMCAT:-}" ]; then
     --variants "${tv// /,}" --connections "${TOMCAT_CONNECTIONS:-32,64}" --rounds "${TOMCAT_ROUNDS:-3}" \
     --seconds "${TOMCAT_SECONDS:-5}" --warmup "${TOMCAT_WARMUP:-4}" ${PROFILE:+--profile "$ASYNC_PROFILER"} \
     ${PROFILE:+--profile-seconds "${PROFILE_SECONDS:-10}"} | tee "$OUT/tomcat.log"
-  cat "$OUT/tomcat.md"
+  [ -f "$OUT/tomcat.md" ] && cat "$OUT/tomcat.md"
   [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"
 fi
 
@@ -310,6 +331,7 @@ fi
   [ -f "$OUT/http.md" ] && cat "$OUT/http.md"
   if [ -f "$OUT/approx.md" ]; then cat "$OUT/approx.md"; fi
   [ -f "$OUT/profile.md" ] && cat "$OUT/profile.md"
+  [ -f "$OUT/tomcat-alloc.md" ] && cat "$OUT/tomcat-alloc.md"
   [ -f "$OUT/tomcat.md" ] && cat "$OUT/tomcat.md"
   [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"
   [ -f "$OUT/anchor.md" ] && cat "$OUT/anchor.md"

@@ -8,11 +8,11 @@
 # Each figure is (instructions after 3000 calls - after 1000 calls) / 2000, so start-up and
 # connection costs cancel. Calls are sent one at a time by redis-cli -r (the last argument read
 # from stdin, binary-safe); bench/batch-cost.sh counts several decisions per round trip. Takes a minute or two; not part of run.sh.
-# Usage: bench/script-cost.sh   (needs valgrind, perl, redis-server, redis-cli; apt-get install valgrind)
+# Usage: bench/script-cost.sh [SCRIPT_DIR]   (SCRIPT_DIR: where the .lua resources are, default the tree's; needs valgrind, perl, redis-server, redis-cli; apt-get install valgrind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
-LUA=filter/src/main/resources/dev/sluice/internal/redis
+LUA=${1:-filter/src/main/resources/dev/sluice/internal/redis} # or an older tree's resources, to count them
 # decide-one.lua with each `--[[ name.lua ]]` line replaced by that resource, recursively (as RedisEngine does)
 SCRIPT=$(awk -v dir="$LUA" '
   function splice(f,   line, parts) {

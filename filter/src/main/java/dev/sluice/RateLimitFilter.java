@@ -101,28 +101,30 @@ public class RateLimitFilter implements Filter {
     private final AtomicBoolean nonIpPeerLogged = new AtomicBoolean();
 
     /**
-     * A rule's figures as a request uses them (the rule's own, or one plan's) with their policy
-     * items, computed once (a calendar rule's per decision: its {@code w} is the current window's).
+     * A rule's figures as a request uses them (the rule's own, or one plan's): the text of its rate-limit
+     * fields, computed once, and what it settles when a request completes.
      */
-    private record Figures(Rule rule, String policyItem, String fallbackPolicyItem) {
+    private static final class Figures extends RateLimitHeaders.RuleFields {
+        /** The statuses that count, or null for all. */
+        final ResponseStatuses count;
+        /** Where its actual cost is stated, or null (its cost stands). */
+        final ActualCost actualCost;
 
-        static Figures of(Rule rule) {
-            return new Figures(rule, RateLimitHeaders.policyItem(rule), RateLimitHeaders.policyItem(rule.asFallback()));
+        Figures(Rule rule, ResponseStatuses count, ActualCost actualCost) {
+            super(rule);
+            this.count = count;
+            this.actualCost = actualCost;
         }
 
-        /** The policy the decision was made under: the backstop's while Redis is away. */
-        String policyItemOf(RuleDecision decided) {
-            boolean backstop = decided.source() == RuleDecision.Source.BACKSTOP;
-            if (rule.calendar() != null) {
-                return RateLimitHeaders.policyItem(backstop ? rule.asFallback() : rule, decided.windowMs());
-            }
-            return backstop ? fallbackPolicyItem : policyItem;
+        /** Whether an admitted request of this rule has something to settle once complete (but a slot). */
+        boolean settles() {
+            return count != null || actualCost != null;
         }
     }
 
     /** A rule with its HTTP side, prepared once. */
     private record Binding(Figures own, RequestMatcher matcher, ClientKeyResolver key, ClientKeyResolver plan,
-                           Map<String, Figures> plans, ResponseStatuses count, ActualCost actualCost) {
+                           Map<String, Figures> plans) {
 
         /**
          * The figures for this request: the plan's named by the request, else the rule's own;
@@ -173,12 +175,12 @@ public class RateLimitFilter implements Filter {
                 KeyExpression expression = rc.key();
                 Map<String, Figures> plans = new HashMap<>();
                 for (RuleConfig.Plan p : rc.plans()) {
-                    plans.put(p.name(), p.isUnlimited() ? null : Figures.of(p.rule()));
+                    plans.put(p.name(), p.isUnlimited() ? null : new Figures(p.rule(), rc.count(), rc.actualCost()));
                     delaying |= !p.isUnlimited() && !p.rule().maxDelay().isZero();
                 }
                 ClientKeyResolver plan = rc.planKey() == null ? null : new ClientKeyResolver(rc.planKey(), clientIps, loader);
-                list.add(new Binding(Figures.of(rc.rule()), rc.match(), new ClientKeyResolver(expression, clientIps, loader, rc.keyCase()),
-                        plan, plans, rc.count(), rc.actualCost()));
+                list.add(new Binding(new Figures(rc.rule(), rc.count(), rc.actualCost()), rc.match(),
+                        new ClientKeyResolver(expression, clientIps, loader, rc.keyCase()), plan, plans));
                 delaying |= !rc.rule().maxDelay().isZero();
                 needsAddress |= expression.uses(KeyExpression.Kind.IP)
                         || (rc.planKey() != null && rc.planKey().uses(KeyExpression.Kind.IP));
@@ -310,13 +312,13 @@ public class RateLimitFilter implements Filter {
             // a later dispatch of a client request this filter has seen, through a mapping that lists its type
             String path = request.getDispatcherType() == DispatcherType.INCLUDE
                     ? GatedRequest.currentPath(request) : pathWithinApplication(request);
-            HttpServletRequest next = GatedRequest.isGated(request) ? request : new GatedRequest(request, seen);
+            HttpServletRequest next = GatedRequest.isGated(request) ? request : GatedRequest.of(request, seen);
             dispatch(seen, request, response, path, () -> chain.doFilter(next, response));
             return;
         }
-        ClientRequest state = new ClientRequest(setup); // one configuration for the whole client request
+        // one configuration for the whole client request; the request the chain gets, its dispatchers gated
+        ClientRequest state = new ClientRequest(request, setup);
         request.setAttribute(clientRequestAttribute, state);
-        HttpServletRequest gated = new GatedRequest(request, state);
 
         Outcome outcome = decide(state, request, response, pathWithinApplication(request));
         if (outcome instanceof Refused refused) {
@@ -328,12 +330,12 @@ public class RateLimitFilter implements Filter {
         DelayedAdmission held = delays;
         try {
             if (admitted.delayMs > 0 && held != null) {
-                if (!held.admitAfter(admitted.delayMs, state.setup.config.maxHeldRequests(), gated, response, chain)) {
+                if (!held.admitAfter(admitted.delayMs, state.setup.config.maxHeldRequests(), state, response, chain)) {
                     refuseHeldAtCapacity(state.setup, response, admitted);
                     return;
                 }
             } else {
-                chain.doFilter(gated, response);
+                chain.doFilter(state, response);
             }
         } catch (IOException | ServletException | RuntimeException | Error failed) {
             // What the client saw: the status already sent (a client that disconnected while the
@@ -342,12 +344,13 @@ public class RateLimitFilter implements Filter {
             if (!request.isAsyncStarted()) {
                 int status = response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
                 if (completion != null) completion.settle(status, request, response);
-                for (Completion c : later) c.settle(status, request, response);
+                for (int i = 0; i < later.size(); i++) later.get(i).settle(status, request, response);
             }
             throw failed;
         }
         if (completion != null) completion.settleWhenComplete(request, response);
-        for (Completion later : state.firstDispatchDone()) later.settleWhenComplete(request, response);
+        List<Completion> later = state.firstDispatchDone();
+        for (int i = 0; i < later.size(); i++) later.get(i).settleWhenComplete(request, response);
     }
 
     /**
@@ -411,47 +414,60 @@ public class RateLimitFilter implements Filter {
         Setup s = state.setup;
         String method = request.getMethod();
         if (s.exclude != null && s.exclude.matches(method, path)) return Admitted.AT_ONCE;
-        ClientAddress client = state.client(request);
-        if (state.exempt) {
-            recordExempt(state, request, method, path, client);
-            return Admitted.AT_ONCE;
+        if (!s.exemptIps.isEmpty()) {
+            ClientAddress client = state.client(request);
+            if (state.exempt) {
+                recordExempt(state, request, method, path, client);
+                return Admitted.AT_ONCE;
+            }
         }
 
+        // most requests have one rule: it goes as a list of one, its figures alone, without lists to grow
+        Acquisition one = null;
+        Figures oneFigures = null;
         List<Acquisition> acquisitions = null;
-        List<Binding> applied = null;
         List<Figures> figures = null;
         Binding[] bindings = s.bindings;
         for (int i = 0; i < bindings.length; i++) {
             Binding b = bindings[i];
-            if (state.decided[i] || !b.matcher.matches(method, path)) continue;
+            if (state.decided(i) || !b.matcher.matches(method, path)) continue;
+            ClientAddress client = state.client(request); // resolved once, when a rule first needs it
             Figures f = b.figuresFor(request, client);
             if (f == null) continue; // an unlimited plan: the rule does not apply to this client
             ClientKey key = b.key.resolve(request, client);
             if (key == null) continue;
+            state.markDecided(i);
+            Acquisition a = new Acquisition(f.rule(), key);
+            if (one == null) {
+                one = a;
+                oneFigures = f;
+                continue;
+            }
             if (acquisitions == null) {
                 acquisitions = new ArrayList<>(bindings.length);
-                applied = new ArrayList<>(bindings.length);
                 figures = new ArrayList<>(bindings.length);
+                acquisitions.add(one);
+                figures.add(oneFigures);
             }
-            state.decided[i] = true;
-            acquisitions.add(new Acquisition(f.rule, key));
-            applied.add(b);
+            acquisitions.add(a);
             figures.add(f);
         }
-        if (acquisitions == null) return Admitted.AT_ONCE;
+        if (one == null) return Admitted.AT_ONCE;
+        if (acquisitions == null) acquisitions = List.of(one); // figures stays null: one rule
 
         Decision decision = sluice.decide(acquisitions);
         if (!decision.unavailable() && s.headers.writes()) {
             // a refusal for want of Redis has no figures to show: RateLimit fields would mislead
-            List<String> policyItems = new ArrayList<>(figures.size());
-            for (int i = 0; i < figures.size(); i++) {
-                policyItems.add(figures.get(i).policyItemOf(decision.rules().get(i)));
+            if (figures == null) {
+                s.headers.write(response, decision, oneFigures);
+            } else {
+                s.headers.write(response, decision, figures);
             }
-            s.headers.write(response, decision, policyItems);
         }
         if (decision.allowed()) {
-            if (!decision.shadowDenied().isEmpty()) logDryRun(decision);
-            Completion completion = s.settles ? Completion.of(this, applied, acquisitions, decision) : null;
+            if (anyShadowDenied(decision)) logDryRun(decision);
+            Completion completion = s.settles
+                    ? Completion.of(this, figures == null ? List.of(oneFigures) : figures, acquisitions, decision) : null;
             return completion == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE
                     : new Admitted(completion, decision.delayMs(), acquisitions, decision);
         }
@@ -464,26 +480,57 @@ public class RateLimitFilter implements Filter {
         return new Refused(s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
     }
 
+    /** Whether a shadow rule would have denied the request ({@link Decision#shadowDenied()}, without a list). */
+    private static boolean anyShadowDenied(Decision decision) {
+        List<RuleDecision> rules = decision.rules();
+        for (int i = 0, n = rules.size(); i < n; i++) {
+            RuleDecision r = rules.get(i);
+            if (!r.allowed() && r.rule().dryRun()) return true;
+        }
+        return false;
+    }
+
     /**
      * One client request across its dispatches (forward, include, error, async): the configuration it
      * started under, its client address (resolved once), the rules that have decided it, and what the
      * rules decided in later dispatches give back once the first dispatch is over. A request
      * attribute, so that the container's dispatch wrappers, and the filter itself on a mapping that
-     * lists every dispatcher type, see the same one.
+     * lists every dispatcher type, see the same one; and the request its first dispatch hands on,
+     * whose dispatchers it decides itself (a {@link GatedRequest} that is its own gate).
      */
-    private final class ClientRequest implements GatedRequest.Gate {
+    private final class ClientRequest extends GatedRequest implements GatedRequest.Gate {
         final Setup setup;
         /** Per binding of {@link #setup}: whether that rule has decided this request (or counted it exempt). */
-        final boolean[] decided;
+        private long decided;
+        /** The same for bindings from the 65th on, if there are so many; else null. */
+        private final boolean[] decidedBeyond;
         private boolean resolved;
         private ClientAddress client;
         boolean exempt;
         private List<Completion> later;
         private boolean firstDispatchDone;
 
-        ClientRequest(Setup setup) {
+        ClientRequest(HttpServletRequest request, Setup setup) {
+            super(request);
             this.setup = setup;
-            this.decided = new boolean[setup.bindings.length];
+            this.decidedBeyond = setup.bindings.length > Long.SIZE ? new boolean[setup.bindings.length] : null;
+        }
+
+        boolean decided(int binding) {
+            return binding < Long.SIZE ? (decided & 1L << binding) != 0 : decidedBeyond[binding];
+        }
+
+        void markDecided(int binding) {
+            if (binding < Long.SIZE) {
+                decided |= 1L << binding;
+            } else {
+                decidedBeyond[binding] = true;
+            }
+        }
+
+        @Override
+        protected GatedRequest.Gate gate() {
+            return this;
         }
 
         @Override
@@ -563,10 +610,10 @@ public class RateLimitFilter implements Filter {
         Binding[] bindings = state.setup.bindings;
         for (int i = 0; i < bindings.length; i++) {
             Binding b = bindings[i];
-            if (state.decided[i] || !b.matcher.matches(method, path)) continue;
+            if (state.decided(i) || !b.matcher.matches(method, path)) continue;
             Figures f = b.figuresFor(request, client);
             if (f != null && b.key.resolve(request, client) != null) {
-                state.decided[i] = true;
+                state.markDecided(i);
                 sluice.recorder().recordExempt(f.rule());
             }
         }
@@ -604,15 +651,15 @@ public class RateLimitFilter implements Filter {
         }
 
         /** What this admitted request settles when complete, or {@code null} when nothing. */
-        static Completion of(RateLimitFilter filter, List<Binding> applied, List<Acquisition> acquisitions, Decision decision) {
+        static Completion of(RateLimitFilter filter, List<Figures> figures, List<Acquisition> acquisitions, Decision decision) {
             List<Acquisition> a = null;
             List<RuleDecision> t = null;
             List<ResponseStatuses> c = null;
             List<ActualCost> costs = null;
-            for (int i = 0, n = applied.size(); i < n; i++) {
-                Binding b = applied.get(i);
+            for (int i = 0, n = figures.size(); i < n; i++) {
+                Figures f = figures.get(i);
                 RuleDecision r = decision.rules().get(i);
-                if (b.count == null && b.actualCost == null || !r.taken()) continue;
+                if (!f.settles() || !r.taken()) continue;
                 if (a == null) {
                     a = new ArrayList<>(n);
                     t = new ArrayList<>(n);
@@ -621,8 +668,8 @@ public class RateLimitFilter implements Filter {
                 }
                 a.add(acquisitions.get(i));
                 t.add(r);
-                c.add(b.count);
-                costs.add(b.actualCost);
+                c.add(f.count);
+                costs.add(f.actualCost);
             }
             Leases.Held slots = filter.sluice.leases().hold(acquisitions, decision);
             if (a == null && slots == null) return null;
@@ -734,7 +781,7 @@ public class RateLimitFilter implements Filter {
     private static void respond(HttpServletResponse response, Refused refused) throws IOException {
         byte[] bytes = refused.body.getBytes(StandardCharsets.UTF_8);
         response.setStatus(refused.status);
-        response.setHeader("Retry-After", Long.toString(refused.retryAfterSeconds));
+        response.setHeader("Retry-After", RateLimitHeaders.decimal(refused.retryAfterSeconds));
         response.setHeader("Cache-Control", "no-store");
         response.setContentType(QuotaExceededProblem.CONTENT_TYPE);
         response.setContentLength(bytes.length);

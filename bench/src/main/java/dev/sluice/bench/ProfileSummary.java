@@ -128,6 +128,8 @@ public final class ProfileSummary {
         Row row = new Row(w, req, all, bytesPerRequest, "%,.0f");
         row.header("where");
         row.of("the servlet (chain to `HttpServlet.service`, its response included)", sum(requests, s -> s.has("HttpServlet.service")));
+        row.of("Tomcat writing the response headers (`Http11Processor.prepareResponse`)", sum(requests, s -> s.has("prepareResponse")));
+        row.of("  of which header names and values to bytes (`MessageBytes.toBytes`)", sum(requests, s -> s.has("MessageBytes.toBytes")));
         filterOwn(row, requests);
         top(row, requests, "the filter's own allocations by class", 10, s -> name(s.frames()[s.frames().length - 1]));
         top(row, requests, "the filter's own allocations by the allocating method", 12,
@@ -137,6 +139,19 @@ public final class ProfileSummary {
         w.println();
         w.flush();
         return text.toString();
+    }
+
+    /**
+     * Bytes per request of an allocation profile: {the filter's own code, Tomcat encoding the response
+     * headers' names and values ({@code MessageBytes.toBytes})}, each its share of all sampled bytes x
+     * {@code bytesPerRequest}.
+     */
+    static double[] allocationSplit(Path collapsed, double bytesPerRequest) throws IOException {
+        Profile p = Profile.load(collapsed);
+        double all = Math.max(1, p.all());
+        long own = sum(p.requests(), s -> s.filterOwn() >= 0);
+        long headers = sum(p.requests(), s -> s.has("MessageBytes.toBytes"));
+        return new double[]{bytesPerRequest * own / all, bytesPerRequest * headers / all};
     }
 
     /** The filter's own code (the servlet excluded), by its callees two levels down. */

@@ -64,11 +64,23 @@ import java.util.jar.JarFile;
  * and an allocation profile (bytes) under {@code wrk -c64}: flame graphs {@code profile-*.html}
  * and {@link ProfileSummary}'s tables ({@code tomcat-profile.md}).
  *
+ * <p>{@code --allocation N} first measures the bytes each variant allocates per request under a load
+ * whose shape does not depend on the machine's speed ({@link SequentialClient}: one request at a time
+ * on a kept-alive connection; {@code --allocation-warmup} requests first, for the JIT), so it can be
+ * measured while other work runs on the machine: {@code --allocation-rounds} times N requests per
+ * variant round-robin, HotSpot's per-thread counters of Tomcat's request threads and of all its
+ * threads; with {@code --profile}, then an allocation profile of each variant under the same load (the
+ * agent attached to the measured JVM afterwards): where the bytes go. Writes {@code tomcat-alloc.md}.
+ * {@code --rounds 0} runs no measured {@code wrk} run: only the allocation figures, or without
+ * {@code --allocation} only the profiles of {@code --profile} (CPU shares need a load that keeps the
+ * JVM busy, so these are taken under {@code wrk}).
+ *
  * <pre>java -Dsluice.bench.redis=redis://127.0.0.1:PORT -cp benchmarks.jar dev.sluice.bench.TomcatDistribution \
  *     --home bench/target/dist/apache-tomcat-11.0.24 --lib bench/target/tomcat-webapp-lib --out DIR \
  *     [--variants none,unmatched,local,redis,floor] [--connections 32,64] [--rounds 3] [--seconds 5] \
  *     [--warmup 4] [--wrk-script bench/wrk/report.lua] [--profile libasyncProfiler.so] [--profile-seconds 10] \
- *     [--profile-variants unmatched,local,redis,floor] [--keep]</pre>
+ *     [--profile-variants unmatched,local,redis,floor] [--allocation 20000] [--allocation-warmup 60000] \
+ *     [--allocation-rounds 3] [--keep]</pre>
  * {@code --keep} leaves each Tomcat's {@code CATALINA_BASE} (its logs) under {@code DIR/tomcat/}; a
  * failed run always does.
  */
@@ -99,6 +111,9 @@ public final class TomcatDistribution {
     private final int profileSeconds;
     private final List<String> profileVariants;
     private final boolean keep;
+    private final int allocationRequests;
+    private final int allocationWarmup;
+    private final int allocationRounds;
     private final List<Run> runs = new ArrayList<>();
     private String loadBefore;
     private String loadAfter;
@@ -119,8 +134,13 @@ public final class TomcatDistribution {
         wrkScript = Path.of(a.getOrDefault("--wrk-script", "bench/wrk/report.lua")).toAbsolutePath();
         profiler = a.containsKey("--profile") ? Path.of(a.get("--profile")).toAbsolutePath() : null;
         profileSeconds = Integer.parseInt(a.getOrDefault("--profile-seconds", "10"));
-        profileVariants = List.of(a.getOrDefault("--profile-variants", "unmatched,local,redis,floor").split(","));
         keep = a.containsKey("--keep");
+        allocationRequests = Integer.parseInt(a.getOrDefault("--allocation", "0"));
+        allocationWarmup = Integer.parseInt(a.getOrDefault("--allocation-warmup", "60000"));
+        allocationRounds = Integer.parseInt(a.getOrDefault("--allocation-rounds", "3"));
+        // the wrk profiles are of the filters; one request at a time no filter's too (Tomcat's own share)
+        profileVariants = a.containsKey("--profile-variants") ? List.of(a.get("--profile-variants").split(","))
+                : variants.stream().filter(v -> allocationRequests > 0 || !v.equals("none")).toList();
     }
 
     public static void main(String[] args) throws Exception {
@@ -147,11 +167,15 @@ public final class TomcatDistribution {
             for (Instance i : instances.values()) i.start();
             for (Instance i : instances.values()) {
                 i.awaitReady();
-                log("%s: %s on 127.0.0.1:%d (pid %d), warming up %d s", i.variant, product(), i.port, i.pid, warmup);
+                log("%s: %s on 127.0.0.1:%d (pid %d)", i.variant, product(), i.port, i.pid);
+            }
+            if (allocationRequests > 0) allocation(instances.values());
+            for (Instance i : rounds == 0 ? List.<Instance>of() : instances.values()) {
+                log("%s: warming up %d s", i.variant, warmup);
                 Wrk.run(null, i.url(), 64, warmup);
             }
             loadBefore = ProcCpu.loadAverage();
-            try (Jedis admin = BenchRedis.admin()) {
+            try (Jedis admin = rounds == 0 ? null : BenchRedis.admin()) {
                 for (int round = 1; round <= rounds; round++) {
                     for (int c : connections) {
                         for (Instance i : instances.values()) {
@@ -168,9 +192,14 @@ public final class TomcatDistribution {
             loadAfter = ProcCpu.loadAverage();
         } finally {
             for (Instance i : instances.values()) i.stop();
+            // a run leaves each Tomcat's logs/ (its access log: a line per request, 100+ MB in all) only when asked to
+            if (!keep) for (Instance i : instances.values()) deleteTree(i.base);
         }
-        // a run leaves each Tomcat's logs/ (its access log: a line per request, 100+ MB in all) only when asked to
-        if (!keep) for (Instance i : instances.values()) deleteTree(i.base);
+        if (rounds == 0) {
+            // no wrk runs: with --profile and without --allocation, the profiles under wrk alone
+            if (profiler != null && allocationRequests == 0) profile();
+            return;
+        }
         Path md = out.resolve("tomcat.md");
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(md))) {
             report(w);
@@ -195,6 +224,120 @@ public final class TomcatDistribution {
                 s1.get("gc_count") - s0.get("gc_count"), s1.get("sluice_fallback") - s0.get("sluice_fallback"),
                 s1.get("sluice_redis_timeouts") - s0.get("sluice_redis_timeouts"),
                 s1.get("sluice_redis_decisions") - s0.get("sluice_redis_decisions"), m1.busySince(m0), ProcCpu.loadAverage());
+    }
+
+    // ---------------------------------------------------------------- bytes per request, one request at a time
+
+    /**
+     * Bytes allocated per request by each variant under {@link SequentialClient}'s load: see the class
+     * comment. A failed Tomcat stops the run (a failed web application answers 404 or 500, not 200).
+     */
+    private void allocation(java.util.Collection<Instance> instances) throws Exception {
+        Map<String, List<double[]>> perVariant = new LinkedHashMap<>();
+        Map<String, SequentialClient> clients = new LinkedHashMap<>();
+        try {
+            for (Instance i : instances) {
+                SequentialClient c = new SequentialClient(i.port);
+                clients.put(i.variant, c);
+                log("%s: warming up with %,d requests one at a time", i.variant, allocationWarmup);
+                c.get(allocationWarmup);
+                perVariant.put(i.variant, new ArrayList<>());
+            }
+            String load = ProcCpu.loadAverage();
+            for (int round = 1; round <= allocationRounds; round++) {
+                for (Instance i : instances) {
+                    i.stats(); // the counters' starting point
+                    clients.get(i.variant).get(allocationRequests);
+                    Map<String, Long> s = i.stats();
+                    double requestThreads = s.get("request_thread_allocated_bytes") / (double) allocationRequests;
+                    double all = s.get("allocated_bytes") / (double) allocationRequests;
+                    perVariant.get(i.variant).add(new double[] {requestThreads, all});
+                    log("allocation round %d/%d %-9s %,7.0f B/req (request threads), %,7.0f B/req (all threads)", round,
+                            allocationRounds, i.variant, requestThreads, all);
+                }
+            }
+            Path md = out.resolve("tomcat-alloc.md");
+            try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(md))) {
+                w.printf(Locale.ROOT, "### Bytes allocated per request on the %s distribution, one request at a time: median of %d runs of "
+                        + "%,d requests (min..max), round-robin%n%n", product(), allocationRounds, allocationRequests);
+                w.printf(Locale.ROOT, "Each variant its own Tomcat as in the wrk runs; %,d requests first (the JIT), then per run `GET /` "
+                        + "one request at a time on a kept-alive connection (Tomcat closes it every 100 requests: a new one), so the "
+                        + "figures do not depend on the machine's speed or load (load average when the runs began: %s). Bytes from "
+                        + "HotSpot's per-thread counters over the run divided by its requests: Tomcat's request threads "
+                        + "(`*-exec-*`: the filter, the servlet, the response), and all of the JVM's threads.%n%n",
+                        allocationWarmup, load);
+                w.println("| variant | bytes per request, request threads | above no filter | bytes per request, all threads | above no filter |");
+                w.println("|---|---:|---:|---:|---:|");
+                List<double[]> none = perVariant.get("none");
+                for (Map.Entry<String, List<double[]>> e : perVariant.entrySet()) {
+                    List<double[]> rs = e.getValue();
+                    w.printf(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", e.getKey(), withRange(rs, 0),
+                            none == null || e.getKey().equals("none") ? "-" : String.format(Locale.ROOT, "%+,.0f", medianOf(rs, 0) - medianOf(none, 0)),
+                            withRange(rs, 1),
+                            none == null || e.getKey().equals("none") ? "-" : String.format(Locale.ROOT, "%+,.0f", medianOf(rs, 1) - medianOf(none, 1)));
+                }
+                w.println();
+                if (profiler != null) {
+                    StringBuilder details = new StringBuilder();
+                    Map<String, double[]> split = new LinkedHashMap<>();
+                    for (Instance i : instances) {
+                        if (!profileVariants.contains(i.variant)) continue;
+                        SequentialClient c = clients.get(i.variant);
+                        Path alloc = out.resolve("alloc-" + i.variant + "-alloc.collapsed");
+                        AsyncProfiler.command(i.pid, profiler, "start,event=alloc,alloc=" + ALLOC_INTERVAL);
+                        i.stats();
+                        c.get(allocationRequests);
+                        double bytes = i.stats().get("allocated_bytes") / (double) allocationRequests;
+                        AsyncProfiler.command(i.pid, profiler, "stop,file=" + alloc + ",collapsed,total");
+                        log("profiled %s one request at a time", i.variant);
+                        double[] parts = ProfileSummary.allocationSplit(alloc, bytes);
+                        split.put(i.variant, new double[]{bytes, parts[0], parts[1]});
+                        if (!i.variant.equals("none")) details.append(ProfileSummary.allocation(i.variant, alloc, bytes));
+                    }
+                    splitTable(w, split);
+                    w.print(details);
+                }
+            }
+            log("wrote %s", md);
+        } finally {
+            for (SequentialClient c : clients.values()) c.close();
+        }
+    }
+
+    /**
+     * Where each profiled variant's bytes go: the filter's own code, Tomcat 11 encoding the response
+     * headers (a new {@code CharsetEncoder} per header name and value: what the filter's fields cost in
+     * the container, which varies with the JIT's work on it from one JVM to another), and the rest.
+     */
+    private static void splitTable(PrintWriter w, Map<String, double[]> split) {
+        w.println("Where the bytes go (allocation profiles of one more run each, async-profiler `event=alloc`: a stack's share of the"
+                + " sampled bytes x the bytes per request of that run). Tomcat 11.0.24 encodes every response header's name and"
+                + " value with a new `CharsetEncoder` (`MessageBytes.toBytes`): what the filter's five fields cost in the container,"
+                + " and a figure that moves by hundreds of bytes from one JVM to another with the JIT's work on that code, which is"
+                + " why the counters' differences above move too; the rest is steady.");
+        w.println();
+        w.println("| variant | bytes per request | the filter's own code | Tomcat encoding the response headers | the rest | the rest above no filter |");
+        w.println("|---|---:|---:|---:|---:|---:|");
+        double[] none = split.get("none");
+        for (Map.Entry<String, double[]> e : split.entrySet()) {
+            double[] v = e.getValue();
+            double rest = v[0] - v[1] - v[2];
+            w.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %,.0f | %,.0f | %s |%n", e.getKey(), v[0], v[1], v[2], rest,
+                    none == null || e.getKey().equals("none") ? "-" : String.format(Locale.ROOT, "%+,.0f", rest - (none[0] - none[1] - none[2])));
+        }
+        w.println();
+    }
+
+    private static double medianOf(List<double[]> runs, int column) {
+        List<Double> v = new ArrayList<>();
+        for (double[] r : runs) v.add(r[column]);
+        return Suite.median(v);
+    }
+
+    private static String withRange(List<double[]> runs, int column) {
+        double lo = runs.stream().mapToDouble(r -> r[column]).min().orElse(0);
+        double hi = runs.stream().mapToDouble(r -> r[column]).max().orElse(0);
+        return String.format(Locale.ROOT, "%,.0f (%,.0f..%,.0f)", medianOf(runs, column), lo, hi);
     }
 
     // ---------------------------------------------------------------- the report

@@ -25,6 +25,10 @@ import java.util.Objects;
  * examined (the walk stops at the last trusted one, as if the next were garbage), and an entry
  * longer than {@value #MAX_ENTRY_LENGTH} characters is garbage, so a hostile 1 MB header costs a
  * few kilobytes of scanning from its right end.
+ *
+ * <p>The peers seen last are remembered ({@value #RECENT_PEERS} at most, by their text): a client's
+ * next request on its connection, or through the same proxy, finds its peer's address without parsing
+ * it again. Immutable otherwise; safe for any number of threads.
  */
 public final class ClientIpResolver {
 
@@ -46,10 +50,18 @@ public final class ClientIpResolver {
 
     static final int MAX_HOPS = 32;
     static final int MAX_ENTRY_LENGTH = 256;
+    /** Peers remembered, a power of two: a table of their clients by the text's hash, the last one per slot. */
+    static final int RECENT_PEERS = 256;
+
+    /** A peer as written and its client (the peer itself, its identity computed). */
+    private record Peer(String text, ClientAddress client) {
+    }
 
     private final CidrSet trustedProxies;
     private final Header header;
     private final int ipv6Prefix;
+    /** Racy by design: a slot holds an immutable record, so a reader sees a whole one, or an older one. */
+    private final Peer[] recentPeers = new Peer[RECENT_PEERS];
 
     /**
      * @param trustedProxies peers whose forwarded headers are believed; empty = never read the header
@@ -83,10 +95,11 @@ public final class ClientIpResolver {
      * @return the client, or {@code null} when the peer is not an IP address (e.g. a Unix socket)
      */
     public ClientAddress resolve(String peer, Enumeration<String> headerValues) {
-        InetAddress peerAddress = IpLiteral.parseNode(peer);
-        if (peerAddress == null) return null;
+        ClientAddress direct = peer(peer);
+        if (direct == null) return null;
+        InetAddress peerAddress = direct.address();
         if (headerValues == null || !trustedProxies.contains(peerAddress) || !headerValues.hasMoreElements()) {
-            return client(peerAddress, peer);
+            return direct;
         }
         String first = headerValues.nextElement();
         if (!headerValues.hasMoreElements()) {
@@ -152,6 +165,19 @@ public final class ClientIpResolver {
     /** The client for an address: the address and its counting identity. */
     public ClientAddress client(InetAddress address) {
         return new ClientAddress(address, identity(address));
+    }
+
+    /** The client a direct peer is (null when it is not an IP address), remembered for its next requests. */
+    private ClientAddress peer(String text) {
+        if (text == null) return null;
+        int slot = text.hashCode() & (RECENT_PEERS - 1);
+        Peer seen = recentPeers[slot];
+        if (seen != null && seen.text.equals(text)) return seen.client;
+        InetAddress address = IpLiteral.parseNode(text);
+        if (address == null) return null;
+        ClientAddress client = client(address, text);
+        recentPeers[slot] = new Peer(text, client);
+        return client;
     }
 
     /**

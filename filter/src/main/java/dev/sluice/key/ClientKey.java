@@ -74,9 +74,7 @@ public final class ClientKey {
         if (applicationKey == null || applicationKey.isBlank()) {
             throw new IllegalArgumentException("a client key must not be null or blank");
         }
-        StringBuilder key = new StringBuilder(applicationKey.length() + 2);
-        appendPart(key, APPLICATION_TAG, applicationKey, false);
-        return finish(key);
+        return ofPart(APPLICATION_TAG + "=", applicationKey, false);
     }
 
     /** The one client of a {@code global} rule: everybody shares its counter. */
@@ -136,6 +134,15 @@ public final class ClientKey {
         } else {
             key.append('#').append(hash(value));
         }
+    }
+
+    /**
+     * The key of one part, {@code prefix} being its tag and {@code =}: what {@link #appendPart} then
+     * {@link #finish} make, as one string.
+     */
+    static ClientKey ofPart(String prefix, String value, boolean alwaysHash) {
+        String text = !alwaysHash && isPlain(value) ? prefix.concat(value) : prefix + '#' + hash(value);
+        return new ClientKey(text.length() <= MAX_KEY ? text : "#" + hash(text));
     }
 
     /** The finished key: as built, or {@code #<hash>} when longer than {@link #MAX_KEY}. */

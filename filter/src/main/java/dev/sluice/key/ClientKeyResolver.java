@@ -33,15 +33,22 @@ import java.util.Objects;
  * ({@code header:X-Api-Key|header:X-Client-Id}), their tags carry the name ({@code h:x-api-key=...})
  * or, for names that are long or unsafe in a key, the kind's ordinal ({@code h2=...}), so the two
  * never share a counter.
+ *
+ * <p>An {@code ip} key of the clients seen last is remembered ({@value #RECENT_IP_KEYS} at most, by the
+ * client's identity): a client's next request does not make its key again. Safe for any number of threads.
  */
 public final class ClientKeyResolver {
 
     private static final int MAX_TAG_NAME = 32;
+    /** Keys remembered, a power of two: a table of them by the identity's hash, the last one per slot. */
+    static final int RECENT_IP_KEYS = 64;
 
     private final KeyExpression expression;
     private final ClientIpResolver ipResolver;
     private final KeyCase keyCase;
     private final Part[][] alternatives;
+    /** Racy by design: a slot holds an immutable record, so a reader sees a whole one, or an older one. */
+    private final IpKey[] recentIpKeys = new IpKey[RECENT_IP_KEYS];
 
     /**
      * A resolver that keeps the values' case ({@link KeyCase#SENSITIVE}).
@@ -106,6 +113,18 @@ public final class ClientKeyResolver {
         StringBuilder key = null;
         nextAlternative:
         for (Part[] parts : alternatives) {
+            if (parts.length == 1 && parts[0].kind != Kind.GLOBAL) {
+                // one source (ip, header:X-Api-Key...): its tag and value, without a builder
+                Part part = parts[0];
+                if (part.kind == Kind.IP && !clientKnown) {
+                    client = ipResolver.resolve(request.getRemoteAddr(), request.getHeaders(ipResolver.headerName()));
+                    clientKnown = true;
+                }
+                String value = value(part, request, client);
+                if (value == null || value.isBlank()) continue;
+                return part.kind == Kind.IP ? ipKey(part, value)
+                        : ClientKey.ofPart(part.prefix, value, part.kind == Kind.SESSION);
+            }
             if (key != null) key.setLength(0);
             for (Part part : parts) {
                 if (part.kind == Kind.GLOBAL) {
@@ -114,17 +133,11 @@ public final class ClientKeyResolver {
                     key.append(part.tag);
                     continue;
                 }
-                String value;
-                if (part.kind == Kind.IP) {
-                    if (!clientKnown) {
-                        client = ipResolver.resolve(request.getRemoteAddr(), request.getHeaders(ipResolver.headerName()));
-                        clientKnown = true;
-                    }
-                    value = client == null ? null : client.identity();
-                } else {
-                    value = value(part, request);
-                    if (part.kind != Kind.SESSION) value = keyCase.apply(value);
+                if (part.kind == Kind.IP && !clientKnown) {
+                    client = ipResolver.resolve(request.getRemoteAddr(), request.getHeaders(ipResolver.headerName()));
+                    clientKnown = true;
                 }
+                String value = value(part, request, client);
                 if (value == null || value.isBlank()) continue nextAlternative;
                 if (key == null) key = new StringBuilder(64);
                 if (key.length() > 0) key.append('+');
@@ -153,6 +166,26 @@ public final class ClientKeyResolver {
             if (value != null && !value.isBlank()) return value.strip();
         }
         return null;
+    }
+
+    /** The key of a client that is its address alone, remembered for the client's next requests. */
+    private ClientKey ipKey(Part part, String identity) {
+        int slot = identity.hashCode() & (RECENT_IP_KEYS - 1);
+        IpKey seen = recentIpKeys[slot];
+        if (seen != null && seen.identity.equals(identity)) return seen.key;
+        ClientKey key = ClientKey.ofPart(part.prefix, identity, false);
+        recentIpKeys[slot] = new IpKey(identity, key);
+        return key;
+    }
+
+    private record IpKey(String identity, ClientKey key) {
+    }
+
+    /** A part's value as it goes into the key: the client's identity, or the source's value folded per key-case. */
+    private String value(Part part, HttpServletRequest request, ClientAddress client) {
+        if (part.kind == Kind.IP) return client == null ? null : client.identity();
+        String value = value(part, request);
+        return part.kind == Kind.SESSION ? value : keyCase.apply(value);
     }
 
     private static String value(Part part, HttpServletRequest request) {
@@ -304,7 +337,10 @@ public final class ClientKeyResolver {
         return "ClientKeyResolver{" + expression + '}';
     }
 
-    /** One source, ready to read: its tag, name and (for {@code class:}) instance. */
-    private record Part(Kind kind, String name, String tag, KeySource custom) {
+    /** One source, ready to read: its tag ({@code prefix}: the tag and {@code =}), name and (for {@code class:}) instance. */
+    private record Part(Kind kind, String name, String tag, String prefix, KeySource custom) {
+        Part(Kind kind, String name, String tag, KeySource custom) {
+            this(kind, name, tag, tag + "=", custom);
+        }
     }
 }

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Objects;
 
 /**
  * The request the filter hands on: its {@link #getRequestDispatcher} returns dispatchers that pass
@@ -28,7 +29,7 @@ import java.util.Deque;
  * container that wraps it outside this one (Jetty, whose wrapper's dispatchers are the context's);
  * a mapping that lists {@code FORWARD} and {@code INCLUDE} covers them.
  */
-public final class GatedRequest extends HttpServletRequestWrapper {
+public abstract class GatedRequest extends HttpServletRequestWrapper {
 
     /** Where a dispatch is decided before it goes on. */
     public interface Gate {
@@ -46,12 +47,27 @@ public final class GatedRequest extends HttpServletRequestWrapper {
         void run() throws IOException, ServletException;
     }
 
-    private final Gate gate;
-
-    public GatedRequest(HttpServletRequest request, Gate gate) {
+    protected GatedRequest(HttpServletRequest request) {
         super(request);
-        this.gate = gate;
     }
+
+    /**
+     * {@code request}, its dispatches decided by {@code gate}. (A subclass can be its own gate: the
+     * filter's record of a client request wraps the request of its first dispatch, one object where
+     * there would be two on every request.)
+     */
+    public static GatedRequest of(HttpServletRequest request, Gate gate) {
+        Objects.requireNonNull(gate, "gate");
+        return new GatedRequest(request) {
+            @Override
+            protected Gate gate() {
+                return gate;
+            }
+        };
+    }
+
+    /** Where this request's dispatches are decided. */
+    protected abstract Gate gate();
 
     /** Whether {@code request} is, or wraps, a gated request (its dispatchers are gated already). */
     public static boolean isGated(ServletRequest request) {
@@ -84,7 +100,7 @@ public final class GatedRequest extends HttpServletRequestWrapper {
                 // as the container's forward would: nothing reaches the target
                 throw new IllegalStateException("Cannot forward after the response has been committed");
             }
-            gate.dispatch(http, httpResponse, targetPath(path, http),
+            gate().dispatch(http, httpResponse, targetPath(path, http),
                     () -> target.forward(request, response));
         }
 
@@ -94,7 +110,7 @@ public final class GatedRequest extends HttpServletRequestWrapper {
                 target.include(request, response);
                 return;
             }
-            gate.dispatch(http, httpResponse, targetPath(path, http),
+            gate().dispatch(http, httpResponse, targetPath(path, http),
                     () -> target.include(request, response));
         }
     }

@@ -66,38 +66,120 @@ public final class RateLimitHeaders {
     }
 
     /**
-     * Writes the fields selected by {@code headers}.
-     *
-     * @param policyItems the precomputed {@link #policyItem(Rule)} of each decided rule, in decision order
+     * What the fields show of one rule that no request changes, as text computed once per rule (the
+     * rule's own or one plan's figures): a request then only formats its own figures.
      */
-    public void write(HttpServletResponse response, Decision decision, List<String> policyItems) {
+    public static class RuleFields {
+        private final Rule rule;
+        private final String policyItem;
+        private final String fallbackPolicyItem;
+        /** The start of its {@code RateLimit} list member: {@code "api";r=}. */
+        private final String remainingPrefix;
+        private final String limit;
+
+        public RuleFields(Rule rule) {
+            this.rule = rule;
+            this.policyItem = RateLimitHeaders.policyItem(rule);
+            this.fallbackPolicyItem = RateLimitHeaders.policyItem(rule.asFallback());
+            this.remainingPrefix = '"' + rule.name() + "\";r=";
+            this.limit = Long.toString(rule.limit());
+        }
+
+        public Rule rule() {
+            return rule;
+        }
+
+        /**
+         * The policy the decision was made under: the backstop's while Redis is away; a calendar
+         * rule's in the window it was decided in (its {@code w} is that window's).
+         */
+        public String policyItem(RuleDecision decided) {
+            boolean backstop = decided.source() == RuleDecision.Source.BACKSTOP;
+            if (rule.calendar() != null) {
+                return RateLimitHeaders.policyItem(backstop ? rule.asFallback() : rule, decided.windowMs());
+            }
+            return backstop ? fallbackPolicyItem : policyItem;
+        }
+
+        /** Its {@code RateLimit} list member, e.g. {@code "api";r=42;t=17}: one string, sized once. */
+        String current(RuleDecision r) {
+            // a concurrency rule's slot frees when a request completes: no time to promise
+            return rule.algorithm().isConcurrency() ? remainingPrefix + r.remaining()
+                    : remainingPrefix + r.remaining() + ";t=" + nextSeconds(r);
+        }
+    }
+
+    /** Writes the fields selected by {@code headers} for the decision of one rule, decided with {@code fields}. */
+    public void write(HttpServletResponse response, Decision decision, RuleFields fields) {
         if (style == HeaderStyle.NONE || decision.rules().isEmpty()) {
             return;
         }
+        RuleDecision r = decision.rules().get(0);
         if (style.draft()) {
-            List<RuleDecision> rules = decision.rules();
-            StringBuilder policy = new StringBuilder(32 * rules.size());
-            StringBuilder current = new StringBuilder(32 * rules.size());
-            for (int i = 0; i < rules.size(); i++) {
-                RuleDecision r = rules.get(i);
-                if (i > 0) {
-                    policy.append(", ");
-                    current.append(", ");
+            response.setHeader(POLICY, fields.policyItem(r));
+            response.setHeader(RATE_LIMIT, fields.current(r));
+        }
+        if (style.legacy()) {
+            legacy(response, r, fields);
+        }
+    }
+
+    /**
+     * Writes the fields selected by {@code headers}.
+     *
+     * @param fields the {@link RuleFields} of each decided rule (the figures it was decided with), in decision order
+     */
+    public void write(HttpServletResponse response, Decision decision, List<? extends RuleFields> fields) {
+        List<RuleDecision> rules = decision.rules();
+        int n = rules.size();
+        if (style == HeaderStyle.NONE || n == 0) {
+            return;
+        }
+        if (style.draft()) {
+            if (n == 1) {
+                RuleDecision r = rules.get(0);
+                response.setHeader(POLICY, fields.get(0).policyItem(r));
+                response.setHeader(RATE_LIMIT, fields.get(0).current(r));
+            } else {
+                StringBuilder policy = new StringBuilder(32 * n);
+                StringBuilder current = new StringBuilder(32 * n);
+                for (int i = 0; i < n; i++) {
+                    if (i > 0) {
+                        policy.append(", ");
+                        current.append(", ");
+                    }
+                    policy.append(fields.get(i).policyItem(rules.get(i)));
+                    current.append(fields.get(i).current(rules.get(i)));
                 }
-                policy.append(policyItems.get(i));
-                current.append('"').append(r.rule().name()).append("\";r=").append(r.remaining());
-                // a concurrency rule's slot frees when a request completes: no time to promise
-                if (!r.rule().algorithm().isConcurrency()) current.append(";t=").append(nextSeconds(r));
+                response.setHeader(POLICY, policy.toString());
+                response.setHeader(RATE_LIMIT, current.toString());
             }
-            response.setHeader(POLICY, policy.toString());
-            response.setHeader(RATE_LIMIT, current.toString());
         }
         if (style.legacy()) {
             RuleDecision closest = decision.closest();
-            response.setHeader(LEGACY_LIMIT, Long.toString(closest.rule().limit()));
-            response.setHeader(LEGACY_REMAINING, Long.toString(closest.remaining()));
-            response.setHeader(LEGACY_RESET, Long.toString(resetSeconds(closest)));
+            int at = 0;
+            while (rules.get(at) != closest) at++;
+            legacy(response, closest, fields.get(at));
         }
+    }
+
+    /** The legacy fields, of the rule closest to its limit. */
+    private static void legacy(HttpServletResponse response, RuleDecision closest, RuleFields fields) {
+        response.setHeader(LEGACY_LIMIT, fields.limit);
+        response.setHeader(LEGACY_REMAINING, decimal(closest.remaining()));
+        response.setHeader(LEGACY_RESET, decimal(resetSeconds(closest)));
+    }
+
+    /** The decimal text of the numbers most fields show (a small limit, a reset in seconds), made once. */
+    private static final String[] SMALL = new String[256];
+
+    static {
+        for (int i = 0; i < SMALL.length; i++) SMALL[i] = Integer.toString(i);
+    }
+
+    /** {@code n} in decimal: {@link Long#toString(long)}, without a new string for a small number. */
+    public static String decimal(long n) {
+        return n >= 0 && n < SMALL.length ? SMALL[(int) n] : Long.toString(n);
     }
 
     /** The {@code t} of a rule: its retry-after (at least 1 s) when it denied, else the time until more quota. */

@@ -101,18 +101,19 @@ public final class LocalEngine implements RateLimiter {
 
     private Decision decideOne(Acquisition a, long now) {
         RateAlgorithm algorithm = algorithm(a.rule());
-        StateKey key = new StateKey(a.rule().name(), a.clientKey());
-        Segment segment = segments[segmentIndex(key)];
+        String rule = a.rule().name();
+        ClientKey client = a.clientKey();
+        Segment segment = segments[segmentIndex(rule, client)];
         segment.lock.lock();
         try {
-            KeyState stored = live(segment, key, now);
+            KeyState stored = live(segment, rule, client, now);
             KeyState state = algorithm.stateOf(stored, now);
             Verdict verdict = algorithm.decide(state, now, a.cost());
             long token = 0;
             if (verdict.allowed()) {
                 token = tokenFor(a.rule());
                 algorithm.take(state, now, a.cost(), token);
-                if (state != stored) segment.put(key, state);
+                if (state != stored) segment.put(rule, client, state);
             }
             return Decision.of(List.of(verdict.decision(a.rule(), verdict.allowed(), RuleDecision.Source.LOCAL, token)));
         } finally {
@@ -123,18 +124,22 @@ public final class LocalEngine implements RateLimiter {
     private Decision decideAll(List<Acquisition> acquisitions, long now) {
         int n = acquisitions.size();
         RateAlgorithm[] algorithms = new RateAlgorithm[n];
-        StateKey[] keys = new StateKey[n];
+        String[] rules = new String[n];
+        ClientKey[] clients = new ClientKey[n];
+        int[] segmentOf = new int[n];
         int[] order = new int[n];
         for (int i = 0; i < n; i++) {
             Acquisition a = acquisitions.get(i);
             algorithms[i] = algorithm(a.rule());
-            keys[i] = new StateKey(a.rule().name(), a.clientKey());
+            rules[i] = a.rule().name();
+            clients[i] = a.clientKey();
             for (int j = 0; j < i; j++) {
-                if (keys[j].equals(keys[i])) {
+                if (rules[j].equals(rules[i]) && clients[j].equals(clients[i])) {
                     throw new IllegalArgumentException("rule " + a.rule().name() + " is asked twice for client " + a.clientKey());
                 }
             }
-            order[i] = segmentIndex(keys[i]);
+            segmentOf[i] = segmentIndex(rules[i], clients[i]);
+            order[i] = segmentOf[i];
         }
         Arrays.sort(order); // one lock order for everybody: no deadlock
         int[] held = new int[n];
@@ -151,7 +156,7 @@ public final class LocalEngine implements RateLimiter {
             Verdict[] verdicts = new Verdict[n];
             boolean admitted = true;
             for (int i = 0; i < n; i++) {
-                stored[i] = live(segments[segmentIndex(keys[i])], keys[i], now);
+                stored[i] = live(segments[segmentOf[i]], rules[i], clients[i], now);
                 states[i] = algorithms[i].stateOf(stored[i], now);
                 verdicts[i] = algorithms[i].decide(states[i], now, acquisitions.get(i).cost());
                 admitted &= verdicts[i].allowed() || acquisitions.get(i).rule().dryRun(); // a shadow rule refuses nothing
@@ -163,7 +168,7 @@ public final class LocalEngine implements RateLimiter {
                 if (take) {
                     token = tokenFor(acquisitions.get(i).rule());
                     algorithms[i].take(states[i], now, acquisitions.get(i).cost(), token);
-                    if (states[i] != stored[i]) segments[segmentIndex(keys[i])].put(keys[i], states[i]);
+                    if (states[i] != stored[i]) segments[segmentOf[i]].put(rules[i], clients[i], states[i]);
                 }
                 decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), take, RuleDecision.Source.LOCAL, token));
             }
@@ -179,10 +184,10 @@ public final class LocalEngine implements RateLimiter {
      * The state of {@code key} unless it has expired, which is then forgotten (as Redis forgets an
      * expired key: once gone, it is gone for a caller whose clock lags too). Under the segment's lock.
      */
-    private static KeyState live(Segment segment, StateKey key, long now) {
-        KeyState stored = segment.get(key);
+    private static KeyState live(Segment segment, String rule, ClientKey client, long now) {
+        KeyState stored = segment.get(rule, client);
         if (stored != null && stored.isExpired(now)) {
-            segment.remove(key);
+            segment.remove(rule, client);
             return null;
         }
         return stored;
@@ -204,15 +209,15 @@ public final class LocalEngine implements RateLimiter {
             if (!s.charge() && !RateAlgorithm.givesBack(t.rule(), a.rule())) continue;
             // a give-back's figures are its take's, which identify it; a charge is taken with those in force
             RateAlgorithm algorithm = algorithm(s.charge() ? a.rule() : t.rule());
-            StateKey key = new StateKey(a.rule().name(), a.clientKey());
-            Segment segment = segments[segmentIndex(key)];
+            String rule = a.rule().name();
+            Segment segment = segments[segmentIndex(rule, a.clientKey())];
             segment.lock.lock();
             try {
-                KeyState stored = live(segment, key, now);
+                KeyState stored = live(segment, rule, a.clientKey(), now);
                 if (s.charge()) {
                     KeyState state = algorithm.stateOf(stored, now);
                     algorithm.charge(state, now, a.cost());
-                    if (state != stored) segment.put(key, state);
+                    if (state != stored) segment.put(rule, a.clientKey(), state);
                 } else if (stored != null && algorithm.stateOf(stored, now) == stored) {
                     algorithm.giveBack(stored, now, a.cost(), t.take());
                 }
@@ -237,11 +242,11 @@ public final class LocalEngine implements RateLimiter {
             if (!t.taken()) continue;
             Acquisition a = acquisitions.get(i);
             RateAlgorithm algorithm = algorithm(a.rule());
-            StateKey key = new StateKey(a.rule().name(), a.clientKey());
-            Segment segment = segments[segmentIndex(key)];
+            String rule = a.rule().name();
+            Segment segment = segments[segmentIndex(rule, a.clientKey())];
             segment.lock.lock();
             try {
-                KeyState stored = live(segment, key, now);
+                KeyState stored = live(segment, rule, a.clientKey(), now);
                 held[i] = stored != null && algorithm.stateOf(stored, now) == stored && algorithm.renew(stored, now, t.take());
             } finally {
                 segment.lock.unlock();
@@ -274,19 +279,19 @@ public final class LocalEngine implements RateLimiter {
         return algorithms.get(rule);
     }
 
-    private int segmentIndex(StateKey key) {
-        int h = key.hashCode();
+    /** The segment of one client of one rule. */
+    private int segmentIndex(String rule, ClientKey client) {
+        int h = 31 * rule.hashCode() + client.hashCode();
         return (h ^ (h >>> 16)) & segmentMask;
     }
 
     /** Forgets the client's state of this rule. */
     @Override
     public void reset(Rule rule, ClientKey clientKey) {
-        StateKey key = new StateKey(rule.name(), clientKey);
-        Segment segment = segments[segmentIndex(key)];
+        Segment segment = segments[segmentIndex(rule.name(), clientKey)];
         segment.lock.lock();
         try {
-            segment.remove(key);
+            segment.remove(rule.name(), clientKey);
         } finally {
             segment.lock.unlock();
         }
@@ -325,56 +330,29 @@ public final class LocalEngine implements RateLimiter {
     }
 
     /**
-     * One client of one rule, by the rule's name: a client keeps its state when its rule's figures
-     * change (another plan, a reload), as its Redis key is the rule's name and the client's.
-     */
-    private static final class StateKey {
-        final String rule;
-        final ClientKey clientKey;
-        private final int hash;
-
-        StateKey(String rule, ClientKey clientKey) {
-            this.rule = rule;
-            this.clientKey = clientKey;
-            this.hash = 31 * rule.hashCode() + clientKey.hashCode();
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            if (this == o) return true;
-            if (!(o instanceof StateKey other)) return false;
-            return hash == other.hash && clientKey.equals(other.clientKey) && rule.equals(other.rule);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
-        }
-    }
-
-    /**
      * One lock stripe: each rule's states in an access-ordered map (the eldest is its least recently
-     * used), at most {@code capacity} states in all. Under {@link #lock}.
+     * used), at most {@code capacity} states in all. Under {@link #lock}. States are kept by the rule's
+     * name and the client: a client keeps its state when its rule's figures change (another plan, a
+     * reload), as its Redis key is the rule's name and the client's.
      */
     private static final class Segment {
         final ReentrantLock lock = new ReentrantLock();
         private final int capacity;
-        private final Map<String, LinkedHashMap<StateKey, KeyState>> byRule = new HashMap<>();
+        private final Map<String, LinkedHashMap<ClientKey, KeyState>> byRule = new HashMap<>();
         private int size;
 
         Segment(int capacity) {
             this.capacity = capacity;
         }
 
-        KeyState get(StateKey key) {
-            LinkedHashMap<StateKey, KeyState> states = byRule.get(key.rule);
-            return states == null ? null : states.get(key);
+        KeyState get(String rule, ClientKey client) {
+            LinkedHashMap<ClientKey, KeyState> states = byRule.get(rule);
+            return states == null ? null : states.get(client);
         }
 
-        void put(StateKey key, KeyState state) {
-            LinkedHashMap<StateKey, KeyState> states = byRule.computeIfAbsent(key.rule,
-                    r -> new LinkedHashMap<>(16, 0.75f, true));
-            if (states.put(key, state) == null && ++size > capacity) evictFor(key.rule);
+        void put(String rule, ClientKey client, KeyState state) {
+            LinkedHashMap<ClientKey, KeyState> states = byRule.computeIfAbsent(rule, r -> new LinkedHashMap<>(16, 0.75f, true));
+            if (states.put(client, state) == null && ++size > capacity) evictFor(rule);
         }
 
         /**
@@ -382,33 +360,33 @@ public final class LocalEngine implements RateLimiter {
          * on a tie; never the state {@code rule} has just put (its most recently used).
          */
         private void evictFor(String rule) {
-            LinkedHashMap<StateKey, KeyState> own = byRule.get(rule);
-            LinkedHashMap<StateKey, KeyState> victim = own.size() > 1 ? own : null;
+            LinkedHashMap<ClientKey, KeyState> own = byRule.get(rule);
+            LinkedHashMap<ClientKey, KeyState> victim = own.size() > 1 ? own : null;
             String victimRule = rule;
-            for (Map.Entry<String, LinkedHashMap<StateKey, KeyState>> e : byRule.entrySet()) {
+            for (Map.Entry<String, LinkedHashMap<ClientKey, KeyState>> e : byRule.entrySet()) {
                 if (e.getValue() != own && (victim == null || e.getValue().size() > victim.size())) {
                     victim = e.getValue();
                     victimRule = e.getKey();
                 }
             }
-            Iterator<StateKey> eldest = victim.keySet().iterator();
+            Iterator<ClientKey> eldest = victim.keySet().iterator();
             eldest.next();
             eldest.remove();
             size--;
             if (victim.isEmpty()) byRule.remove(victimRule);
         }
 
-        void remove(StateKey key) {
-            LinkedHashMap<StateKey, KeyState> states = byRule.get(key.rule);
-            if (states != null && states.remove(key) != null) {
+        void remove(String rule, ClientKey client) {
+            LinkedHashMap<ClientKey, KeyState> states = byRule.get(rule);
+            if (states != null && states.remove(client) != null) {
                 size--;
-                if (states.isEmpty()) byRule.remove(key.rule);
+                if (states.isEmpty()) byRule.remove(rule);
             }
         }
 
         void removeExpired(long now) {
-            for (Iterator<LinkedHashMap<StateKey, KeyState>> rules = byRule.values().iterator(); rules.hasNext(); ) {
-                LinkedHashMap<StateKey, KeyState> states = rules.next();
+            for (Iterator<LinkedHashMap<ClientKey, KeyState>> rules = byRule.values().iterator(); rules.hasNext(); ) {
+                LinkedHashMap<ClientKey, KeyState> states = rules.next();
                 int before = states.size();
                 states.values().removeIf(state -> state.isExpired(now));
                 size -= before - states.size();

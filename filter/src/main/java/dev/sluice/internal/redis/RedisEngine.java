@@ -5,7 +5,6 @@ import dev.sluice.internal.algorithm.RuleCache;
 import dev.sluice.key.ClientKey;
 import dev.sluice.internal.failover.PartialFailure;
 import dev.sluice.limiter.Acquisition;
-import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
@@ -43,8 +42,8 @@ import java.util.regex.Pattern;
  * <p><b>One round trip.</b> All acquisitions of a request go to Redis as one {@code EVALSHA} of
  * one script (assembled at class load: {@code decide-one.lua} around {@code decide.lua}, whose
  * header documents KEYS, ARGV and the reply, with one fragment per algorithm spliced in), one
- * packed argument for all of them and a packed reply. The script
- * decides every rule, then writes only if every enforcing rule admits: a request denied by one rule
+ * packed argument for all of them ({@link RequestCodec}) and a packed reply ({@link ReplyCodec}).
+ * The script decides every rule, then writes only if every enforcing rule admits: a request denied by one rule
  * takes nothing from the others. A shadow rule ({@link Rule#dryRun()}) never blocks the others: when
  * the enforcing rules admit, every rule that admits takes its cost and a shadow rule that denies
  * takes nothing. When Redis has lost the script ({@code NOSCRIPT}: restart, failover,
@@ -95,33 +94,8 @@ public final class RedisEngine implements RateLimiter {
     /** Several requests' calls of {@link #SCRIPT} in one call. */
     static final String BATCH_SCRIPT = assemble("decide-batch.lua");
     private static final SharedRoundTrips.BatchScript BATCH = batchScript(BATCH_SCRIPT);
-    /** ARGV[1]: now (a double), then per acquisition the algorithm and the mode (bytes) and 5 doubles; see decide.lua. */
-    private static final int NOW_BYTES = 8;
-    private static final int RULE_BYTES = 2 + 5 * 8;
-    private static final int MODE_OFFSET = 1;
-    private static final int COST_OFFSET = RULE_BYTES - 8;
-    /** A give-back's rule is followed by what its decision took: taken ms, fraction, given back (doubles). */
-    private static final int TAKEN_BYTES = 3 * 8;
-    /** A calendar rule's are then followed by the time its windows were computed around and their boundaries (doubles). */
-    private static final int CALENDAR_BYTES = 5 * 8;
     private static final long LOG_INTERVAL_MS = 60_000;
     private static final Logger log = LoggerFactory.getLogger(RedisEngine.class);
-    /** "Read Redis's TIME" in place of the time. */
-    private static final double REDIS_TIME = -1;
-    /**
-     * Doubles per rule in the reply: allowed, remaining, retry-after (a rule that took: its taken ms),
-     * reset, next, delay (a rule that took, but a leaky bucket: its taken fraction; a leaky bucket that
-     * took sends that after the delay); a bucket that took then sends its refund counter.
-     */
-    private static final int REPLY_PER_RULE = 6;
-    /** A rule's mode in ARGV[1] (decide.lua): whether its denial refuses the request; or what else to do. */
-    private static final byte ENFORCING = 0;
-    private static final byte SHADOW = 1;
-    private static final byte EVALUATE = 2;
-    private static final byte GIVE_BACK = 3;
-    private static final byte CHARGE = 5;
-    /** A concurrency rule's take's token, after its rule in modes 0 to 2 (concurrency.lua). */
-    private static final int SLOT_BYTES = 8;
     /** Renews concurrency slots' leases (renew.lua). */
     private static final byte[] RENEW_BYTES = resource("renew.lua").getBytes(StandardCharsets.UTF_8);
     private static final byte[] RENEW_SHA = sha1Hex(RENEW_BYTES).getBytes(StandardCharsets.US_ASCII);
@@ -259,9 +233,9 @@ public final class RedisEngine implements RateLimiter {
         return new PartialFailure(failed, e);
     }
 
-    /** The time sent with a call: Redis's ({@link #REDIS_TIME}) or the instance's. */
+    /** The time sent with a call: Redis's ({@link RequestCodec#REDIS_TIME}) or the instance's. */
     private double now() {
-        return redisClock ? REDIS_TIME : clock.millis();
+        return redisClock ? RequestCodec.REDIS_TIME : clock.millis();
     }
 
     /** What a call asks of the script, per rule (decide.lua's modes). */
@@ -287,112 +261,75 @@ public final class RedisEngine implements RateLimiter {
     private List<RuleDecision> call(List<Acquisition> acquisitions, Call what, List<RuleDecision> taken, boolean[] charges,
                                     long[] at, double now) {
         int n = acquisitions.size();
-        RulePlan[] rulePlans = new RulePlan[n];
-        CalendarBounds[] bounds = new CalendarBounds[n];
-        long[] slots = null; // the tokens concurrency rules take their slots under (decided here: the script stores them)
-        long around = 0; // the time calendar rules' windows are computed around: the estimate of the script's clock
-        boolean calendar = false;
-        List<byte[]> keys = new ArrayList<>(n);
-        byte[] request;
         Acquisition first = acquisitions.get(0);
         if (n == 1 && what == Call.DECIDE && redisClock && first.cost() == first.rule().cost()
                 && first.rule().calendar() == null && !first.rule().algorithm().isConcurrency()) {
-            rulePlans[0] = plans.get(first.rule());
-            keys.add(rulePlans[0].key(first.clientKey().value()));
-            request = rulePlans[0].onRedisClock; // the common case, encoded once
-        } else {
-            int size = NOW_BYTES;
-            for (int i = 0; i < n; i++) {
-                // a give-back is computed with the figures its take was decided with, which identify the take; a
-                // charge is taken as a request now is, with the figures in force
-                boolean givingBack = what == Call.SETTLE && (charges == null || !charges[i]);
-                RulePlan plan = plans.get(givingBack ? taken.get(i).rule() : acquisitions.get(i).rule());
-                rulePlans[i] = plan;
-                size += what == Call.SETTLE ? RULE_BYTES + TAKEN_BYTES : RULE_BYTES;
-                if (plan.calendar != null) {
-                    size += CALENDAR_BYTES;
-                    calendar = true;
-                }
-                if (plan.concurrency && what != Call.SETTLE) {
-                    size += SLOT_BYTES;
-                    if (slots == null) slots = new long[n];
-                    slots[i] = ThreadLocalRandom.current().nextLong();
-                }
+            // the common case: its request encoded once, its reply one rule's
+            RulePlan plan = plans.get(first.rule());
+            ReplyCodec reply = new ReplyCodec(evaluate(List.of(plan.key(first.clientKey().value())), plan.onRedisClock));
+            if (at != null) at[0] = reply.decidedAt();
+            return List.of(reply.next(plan.rule, ThreadLocalRandom.current().nextLong(), plan.rule.windowMillis()));
+        }
+        RulePlan[] rulePlans = new RulePlan[n];
+        RequestCodec.Mode[] modes = new RequestCodec.Mode[n];
+        CalendarBounds[] bounds = null; // the windows sent with calendar rules
+        long[] slots = null; // the tokens concurrency rules take their slots under (decided here: the script stores them)
+        int size = RequestCodec.NOW_BYTES;
+        for (int i = 0; i < n; i++) {
+            // a give-back is computed with the figures its take was decided with, which identify the take; a
+            // charge is taken as a request now is, with the figures in force
+            boolean charge = charges != null && charges[i];
+            RulePlan plan = plans.get(what == Call.SETTLE && !charge ? taken.get(i).rule() : acquisitions.get(i).rule());
+            rulePlans[i] = plan;
+            modes[i] = switch (what) {
+                case DECIDE -> plan.rule.dryRun() ? RequestCodec.Mode.SHADOW : RequestCodec.Mode.ENFORCING;
+                case EVALUATE -> RequestCodec.Mode.EVALUATE;
+                case SETTLE -> charge ? RequestCodec.Mode.CHARGE : RequestCodec.Mode.GIVE_BACK;
+            };
+            boolean slot = plan.concurrency && what != Call.SETTLE;
+            size += RequestCodec.ruleSize(modes[i], plan.calendar != null, slot);
+            if (slot) {
+                if (slots == null) slots = new long[n];
+                slots[i] = ThreadLocalRandom.current().nextLong();
             }
-            ByteBuffer packed = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-            packed.putDouble(now);
-            around = redisClock ? clock.millis() + redisAhead : (long) now;
-            for (int i = 0; i < n; i++) {
-                Acquisition a = acquisitions.get(i);
-                RulePlan plan = rulePlans[i];
-                keys.add(plan.key(a.clientKey().value()));
-                int o = packed.position();
-                packed.put(plan.encoded);
-                packed.putDouble(o + COST_OFFSET, a.cost());
-                if (what == Call.EVALUATE) {
-                    packed.put(o + MODE_OFFSET, EVALUATE);
-                } else if (what == Call.SETTLE) {
-                    packed.put(o + MODE_OFFSET, charges != null && charges[i] ? CHARGE : GIVE_BACK);
-                    RuleDecision.Take take = taken.get(i).take();
-                    packed.putDouble(take.ms()).putDouble(take.fraction()).putDouble(take.givenBack());
-                }
-                if (plan.calendar != null) {
-                    bounds[i] = plan.calendar.around(around);
-                    bounds[i].encode(packed, around);
-                }
-                if (plan.concurrency && what != Call.SETTLE) {
-                    packed.putLong(slots[i]);
-                }
+        }
+        RequestCodec request = new RequestCodec(size, now);
+        long around = redisClock ? clock.millis() + redisAhead : (long) now; // the estimate of the script's clock
+        List<byte[]> keys = new ArrayList<>(what == Call.SETTLE ? 2 * n : n);
+        for (int i = 0; i < n; i++) {
+            RulePlan plan = rulePlans[i];
+            Acquisition a = acquisitions.get(i);
+            keys.add(plan.key(a.clientKey().value()));
+            request.rule(plan.encoded, modes[i], a.cost());
+            if (modes[i].settles()) request.take(taken.get(i).take());
+            if (plan.calendar != null) {
+                if (bounds == null) bounds = new CalendarBounds[n];
+                CalendarBounds b = bounds[i] = plan.calendar.around(around);
+                request.calendar(around, b.b0(), b.b1(), b.b2(), b.b3());
             }
-            request = packed.array();
+            if (slots != null && plan.concurrency) request.slot(slots[i]);
         }
         List<byte[]> args;
         if (what == Call.SETTLE) {
             // once only: each take's token, and its once key (decide.lua's header); a slot's member
-            ByteBuffer tokens = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < n; i++) {
-                tokens.putLong(taken.get(i).take().token());
-                keys.add(onceKey(keys.get(i)));
-            }
-            args = List.of(request, tokens.array());
+            for (int i = 0; i < n; i++) keys.add(onceKey(keys.get(i)));
+            args = List.of(request.bytes(), RequestCodec.tokens(taken));
         } else {
-            args = List.of(request);
+            args = List.of(request.bytes());
         }
-        ByteBuffer reply = ByteBuffer.wrap(evaluate(keys, args)).order(ByteOrder.LITTLE_ENDIAN);
-        long decidedAt = (long) reply.getDouble(reply.capacity() - 8);
-        if (calendar && redisClock) redisAhead = decidedAt - clock.millis(); // for the next calendar call's estimate
-        // 6 doubles per rule, more for a bucket that took: a longer reply is an admitted request
-        boolean admitted = what == Call.DECIDE;
-        if (admitted && reply.capacity() == (REPLY_PER_RULE * n + 1) * 8) {
-            for (int i = 0; i < n && admitted; i++) {
-                admitted = rulePlans[i].rule.dryRun() || reply.getDouble(i * REPLY_PER_RULE * 8) == 1;
-            }
-        }
+        ReplyCodec reply = new ReplyCodec(evaluate(keys, args));
+        long decidedAt = reply.decidedAt();
+        if (bounds != null && redisClock) redisAhead = decidedAt - clock.millis(); // for the next calendar call's estimate
         List<RuleDecision> decisions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Rule rule = rulePlans[i].rule;
-            boolean allowed = reply.getDouble() == 1;
-            long remaining = (long) reply.getDouble();
-            long retryOrTaken = (long) reply.getDouble(); // a rule that took has no retry-after: its take instead
-            long reset = (long) reply.getDouble();
-            long next = (long) reply.getDouble();
-            boolean took = admitted && allowed;
-            boolean leaky = rule.algorithm() == Algorithm.LEAKY_BUCKET;
-            long delayOrFraction = (long) reply.getDouble(); // a rule that took, but for leaky-bucket: its taken fraction
-            long delay = leaky || !took ? delayOrFraction : 0;
-            RuleDecision.Take take = null;
-            if (took) {
-                long fraction = leaky ? (long) reply.getDouble() : delayOrFraction;
-                long givenBack = sendsGivenBack(rule.algorithm()) ? (long) reply.getDouble() : 0;
-                long token = slots != null && rulePlans[i].concurrency ? slots[i] : ThreadLocalRandom.current().nextLong();
-                take = new RuleDecision.Take(retryOrTaken, fraction, givenBack, token);
-            }
-            long windowMs = bounds[i] == null ? rule.windowMillis() : windowOf(rule, bounds[i], decidedAt, around);
-            decisions.add(new RuleDecision(rule, allowed, remaining, took ? 0 : retryOrTaken, reset, next, delay, take,
-                    RuleDecision.Source.REDIS, windowMs));
+            long token = slots != null && rulePlans[i].concurrency ? slots[i] : ThreadLocalRandom.current().nextLong();
+            long windowMs = bounds == null || bounds[i] == null ? rule.windowMillis()
+                    : windowOf(rule, bounds[i], decidedAt, around);
+            decisions.add(reply.next(rule, token, windowMs));
         }
         if (at != null) {
-            at[0] = (long) reply.getDouble();
+            at[0] = decidedAt;
         }
         return decisions;
     }
@@ -488,7 +425,7 @@ public final class RedisEngine implements RateLimiter {
     private boolean[] renewAll(List<Acquisition> acquisitions, List<RuleDecision> taken) {
         int n = acquisitions.size();
         List<byte[]> keys = new ArrayList<>(n);
-        ByteBuffer packed = ByteBuffer.allocate(NOW_BYTES + n * (8 + SLOT_BYTES)).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer packed = ByteBuffer.allocate(8 + n * 16).order(ByteOrder.LITTLE_ENDIAN);
         packed.putDouble(now());
         for (int i = 0; i < n; i++) {
             Rule rule = acquisitions.get(i).rule();
@@ -529,12 +466,6 @@ public final class RedisEngine implements RateLimiter {
         }
     }
 
-    /** Whether the script sends a refund counter with what a rule took (algorithms 4 and above: the buckets', concurrency's 0). */
-    private static boolean sendsGivenBack(Algorithm algorithm) {
-        return algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.GCRA || algorithm == Algorithm.LEAKY_BUCKET
-                || algorithm == Algorithm.CONCURRENCY;
-    }
-
     /** The once key of a state key (give-back.lua): the same key with {@code :once} appended, in the same slot. */
     private static byte[] onceKey(byte[] stateKey) {
         byte[] key = Arrays.copyOf(stateKey, stateKey.length + ONCE.length);
@@ -544,7 +475,8 @@ public final class RedisEngine implements RateLimiter {
 
     /** The Redis node that decides {@code a} now, or null while the topology is not known. */
     public Object nodeOf(Acquisition a) {
-        return roundTrips.nodeOf(plans.get(a.rule()).key(a.clientKey().value()));
+        // one node serves every key but on a Cluster: the key is made for a Cluster's slot only
+        return roundTrips.nodeOf(cluster ? plans.get(a.rule()).key(a.clientKey().value()) : null);
     }
 
     /** The Redis nodes there are now (on Cluster: the masters); empty when not known. */
@@ -582,10 +514,10 @@ public final class RedisEngine implements RateLimiter {
     private static final class RulePlan {
         final Rule rule;
         final byte[] keyHead;
-        /** Its part of ARGV[1], with the rule's own cost. */
+        /** Its part of ARGV[1] ({@link RequestCodec#rule}), with the rule's own cost. */
         final byte[] encoded;
-        /** The whole ARGV[1] of a request of this rule alone, at its own cost, on Redis's clock. */
-        final byte[] onRedisClock;
+        /** The arguments of a request of this rule alone, at its own cost, on Redis's clock: its whole ARGV[1]. */
+        final List<byte[]> onRedisClock;
         /** A calendar rule's windows, else null. */
         final CalendarCache calendar;
         /** A concurrency rule: its key ends with {@code :slots}, its requests send their take's token. */
@@ -597,43 +529,19 @@ public final class RedisEngine implements RateLimiter {
             this.calendar = rule.calendar() == null ? null : new CalendarCache(rule.calendar());
             this.concurrency = rule.algorithm().isConcurrency();
             this.keyHead = (keyPrefix + "{" + rule.name() + ":").getBytes(StandardCharsets.UTF_8);
-            this.encoded = ByteBuffer.allocate(RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
-                    .put(rule.calendar() != null ? CALENDAR_FIXED_WINDOW : algorithmId(rule.algorithm()))
-                    .put(rule.dryRun() ? SHADOW : ENFORCING)
-                    .putDouble(rule.limit())
-                    .putDouble(rule.windowMillis())
-                    .putDouble(rule.burst())
-                    .putDouble(rule.maxDelay().toMillis())
-                    .putDouble(rule.cost())
-                    .array();
-            this.onRedisClock = ByteBuffer.allocate(NOW_BYTES + RULE_BYTES).order(ByteOrder.LITTLE_ENDIAN)
-                    .putDouble(REDIS_TIME).put(encoded).array();
-        }
-
-        /** The script's number of a fixed-window rule on a calendar, whose boundaries follow it (fixed-window.lua). */
-        private static final byte CALENDAR_FIXED_WINDOW = 0;
-
-        /** The script's number of an algorithm (decide.lua). */
-        private static byte algorithmId(Algorithm algorithm) {
-            return switch (algorithm) {
-                case FIXED_WINDOW -> 1;
-                case SLIDING_WINDOW_COUNTER -> 2;
-                case SLIDING_WINDOW_LOG -> 3;
-                case TOKEN_BUCKET -> 4;
-                case LEAKY_BUCKET -> 5;
-                case GCRA -> 6;
-                case CONCURRENCY -> 7;
-            };
+            this.encoded = RequestCodec.rule(rule);
+            this.onRedisClock = List.of(RequestCodec.aloneOnRedisClock(encoded));
         }
 
         /** {@code <prefix>{<rule>:<client>}}; a concurrency rule's with {@code :slots} appended (a sorted set of its own). */
         byte[] key(String clientKey) {
-            byte[] client = clientKey.getBytes(StandardCharsets.UTF_8);
-            byte[] key = new byte[keyHead.length + client.length + (concurrency ? SLOTS.length : 1)];
+            // a client key is ASCII (ClientKey: plain characters, '+', '#' and base64url): a char is its byte
+            int n = clientKey.length();
+            byte[] key = new byte[keyHead.length + n + (concurrency ? SLOTS.length : 1)];
             System.arraycopy(keyHead, 0, key, 0, keyHead.length);
-            System.arraycopy(client, 0, key, keyHead.length, client.length);
+            for (int i = 0; i < n; i++) key[keyHead.length + i] = (byte) clientKey.charAt(i);
             if (concurrency) {
-                System.arraycopy(SLOTS, 0, key, keyHead.length + client.length, SLOTS.length);
+                System.arraycopy(SLOTS, 0, key, keyHead.length + n, SLOTS.length);
             } else {
                 key[key.length - 1] = '}';
             }
@@ -649,11 +557,6 @@ public final class RedisEngine implements RateLimiter {
 
         long lengthAt(long t) {
             return t < b1 ? b1 - b0 : t < b2 ? b2 - b1 : b3 - b2;
-        }
-
-        /** Its part of ARGV[1] (fixed-window.lua): the time the windows are around, then the boundaries. */
-        void encode(ByteBuffer packed, long around) {
-            packed.putDouble(around).putDouble(b0).putDouble(b1).putDouble(b2).putDouble(b3);
         }
     }
 

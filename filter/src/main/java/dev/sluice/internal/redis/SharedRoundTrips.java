@@ -4,6 +4,7 @@ import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.args.Rawable;
 import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -13,6 +14,7 @@ import redis.clients.jedis.exceptions.JedisRedirectionException;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -187,7 +189,10 @@ final class SharedRoundTrips {
         return roundTrips.sum();
     }
 
-    /** The node {@code key}'s calls go to (its lane), or null when they go alone. */
+    /**
+     * The node {@code key}'s calls go to (its lane), or null when they go alone. Only a Cluster's node
+     * depends on the key: elsewhere {@code key} may be null.
+     */
     Object nodeOf(byte[] key) {
         return nodes == null ? null : nodes.nodeOf(key);
     }
@@ -269,38 +274,26 @@ final class SharedRoundTrips {
     /** One round trip for the calls queued now, by a thread that holds one of the lane's places in flight. */
     private void carry(Lane lane) {
         List<Call> batch = lane.take();
-        Slot slot = new Slot(lane);
         try {
-            if (!batch.isEmpty()) {
-                roundTrip(lane, batch, slot);
+            if (batch.isEmpty()) {
+                lane.release();
+            } else {
+                roundTrip(lane, batch);
             }
         } finally {
-            slot.release();
-            for (Call c : batch) {
-                c.complete(); // each is answered as its reply is read; this is for an unforeseen error
+            for (int i = 0; i < batch.size(); i++) {
+                batch.get(i).complete(); // each is answered as its reply is read; this is for an unforeseen error
             }
         }
     }
 
-    /** A lane's place in flight, given back once: as soon as Redis has answered, before the callers are woken. */
-    private static final class Slot {
-        private final Lane lane;
-        private boolean released;
-
-        Slot(Lane lane) {
-            this.lane = lane;
-        }
-
-        void release() {
-            if (!released) {
-                released = true;
-                lane.release();
-            }
-        }
-    }
-
-    private void roundTrip(Lane lane, List<Call> batch, Slot slot) {
+    /**
+     * One round trip for {@code batch}, which gives the lane's place in flight back once: as soon as
+     * Redis has answered, before the callers are woken (or when it fails).
+     */
+    private void roundTrip(Lane lane, List<Call> batch) {
         Connection connection = null;
+        boolean released = false;
         try {
             connection = nodes.borrow(lane.node);
             List<Command> commands = commands(batch);
@@ -313,7 +306,10 @@ final class SharedRoundTrips {
                 Object reply = read(connection);
                 // Redis has run the batch (it answers after running what it read): the next round trip may
                 // start, on another connection, while this one's replies are read and its callers woken
-                slot.release();
+                if (!released) {
+                    released = true;
+                    lane.release();
+                }
                 if (reply instanceof JedisNoScriptException) {
                     if (noScript == null) noScript = new ArrayList<>();
                     noScript.add(command);
@@ -348,6 +344,9 @@ final class SharedRoundTrips {
             if (connection != null) {
                 connection.close(); // back to its pool, or discarded there if broken
             }
+            if (!released) {
+                lane.release();
+            }
         }
     }
 
@@ -373,6 +372,10 @@ final class SharedRoundTrips {
      * (two or more) as one call of it, every other call as its own.
      */
     private static List<Command> commands(List<Call> batch) {
+        if (batch.size() == 1) {
+            Call c = batch.get(0);
+            return List.of(new Command(c.sha, c.script, c.command(), batch, false));
+        }
         List<Command> commands = new ArrayList<>(batch.size());
         int i = 0;
         while (i < batch.size()) {
@@ -504,12 +507,24 @@ final class SharedRoundTrips {
 
         /** The calls queued now, in order, taken for one round trip (those that gave up dropped). */
         List<Call> take() {
-            List<Call> batch = new ArrayList<>(Math.min(MAX_BATCH, 16));
+            Call first = next();
+            if (first == null) return List.of();
+            Call second = next();
+            if (second == null) return List.of(first); // the round trip of a call that found a place in flight
+            List<Call> batch = new ArrayList<>(16);
+            batch.add(first);
+            batch.add(second);
             Call c;
-            while (batch.size() < MAX_BATCH && (c = queue.poll()) != null) {
-                if (c.take()) batch.add(c);
-            }
+            while (batch.size() < MAX_BATCH && (c = next()) != null) batch.add(c);
             return batch;
+        }
+
+        /** The next queued call that has not given up, taken; or null. */
+        private Call next() {
+            for (Call c; (c = queue.poll()) != null; ) {
+                if (c.take()) return c;
+            }
+            return null;
         }
 
         void release() {
@@ -553,19 +568,41 @@ final class SharedRoundTrips {
             int keys = 0;
             for (Call c : calls) keys += c.keys.size();
             byte[] layout = new byte[2 * calls.size()];
-            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys);
+            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(new Bytes(sha)).add(count(keys));
             for (int i = 0; i < calls.size(); i++) {
                 Call c = calls.get(i);
                 layout[2 * i] = (byte) c.keys.size();
                 layout[2 * i + 1] = (byte) c.args.size();
-                for (byte[] k : c.keys) arguments.add(k);
+                for (byte[] k : c.keys) arguments.add(new Bytes(k));
             }
-            arguments.add(layout);
+            arguments.add(new Bytes(layout));
             for (Call c : calls) {
-                for (byte[] a : c.args) arguments.add(a);
+                for (byte[] a : c.args) arguments.add(new Bytes(a));
             }
             return new Command(sha, script, arguments, calls, true);
         }
+    }
+
+    /**
+     * An argument as it is: the client library's own wrapper copies every byte array it is given, and
+     * none of these changes once a call is made.
+     */
+    private record Bytes(byte[] raw) implements Rawable {
+        @Override
+        public byte[] getRaw() {
+            return raw;
+        }
+    }
+
+    /** Numbers of keys, written once: a call's is its third argument. */
+    private static final Rawable[] COUNTS = new Rawable[65];
+
+    static {
+        for (int i = 0; i < COUNTS.length; i++) COUNTS[i] = new Bytes(Integer.toString(i).getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private static Rawable count(int n) {
+        return n < COUNTS.length ? COUNTS[n] : new Bytes(Integer.toString(n).getBytes(StandardCharsets.US_ASCII));
     }
 
     /** What goes to Redis for one or more calls: their command and what it needs on NOSCRIPT. */
@@ -613,9 +650,9 @@ final class SharedRoundTrips {
 
         /** Its own {@code EVALSHA}. */
         CommandArguments command() {
-            CommandArguments c = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(keys.size());
-            for (byte[] k : keys) c.add(k);
-            for (byte[] a : args) c.add(a);
+            CommandArguments c = new CommandArguments(Protocol.Command.EVALSHA).add(new Bytes(sha)).add(count(keys.size()));
+            for (int i = 0, n = keys.size(); i < n; i++) c.add(new Bytes(keys.get(i)));
+            for (int i = 0, n = args.size(); i < n; i++) c.add(new Bytes(args.get(i)));
             return c;
         }
 

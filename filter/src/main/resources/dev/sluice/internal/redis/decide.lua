@@ -10,15 +10,15 @@ redis_now (Redis's TIME in ms once read in this script call, else nil).
 KEYS[base + i]  the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in a give-back
           (tokens given) followed by each acquisition's once key, KEYS[base + n + i]: its state key
           with ':once' appended (the same slot); n_keys keys in all
-request   (ARGV[1] of decide-one.lua) the request, little-endian binary (struct.pack '<d', then
-          '<BBddddd' per acquisition): now in ms since the epoch (negative: read the server's TIME, clock=redis); then for
-          each key in order: algorithm (1 fixed-window, 2 sliding-window-counter,
+request   (ARGV[1] of decide-one.lua) the request, little-endian binary, as RequestCodec writes it:
+          '<d' now in ms since the epoch (negative: read the server's TIME, clock=redis); then per key
+          in order '<BBddddd': algorithm (1 fixed-window, 2 sliding-window-counter,
           3 sliding-window-log, 4 token-bucket, 5 leaky-bucket, 6 gcra, 7 concurrency; 0 fixed-window
-          on a calendar, whose rule ends with its window boundaries, '<ddddd' after all else:
-          fixed-window.lua; a concurrency rule in modes 0 to 2 ends with its take's token, 'c8':
-          concurrency.lua), mode, limit, window ms (a calendar's: its longest; concurrency's: the lease),
+          on a calendar), mode, limit, window ms (a calendar's: its longest; concurrency's: the lease),
           burst, max delay ms, cost; for modes 3 and 5 followed by '<ddd': taken ms, fraction, given
-          back (what the decision that admitted it returned). Modes: 0 enforcing; 1 shadow (its denial refuses
+          back (what the decision that admitted it returned); a calendar rule then by its window
+          boundaries, '<ddddd' (fixed-window.lua); a concurrency rule in modes 0 to 2 then by its take's
+          token, 'c8' (concurrency.lua). Modes: 0 enforcing; 1 shadow (its denial refuses
           nothing); 2 evaluate only (write nothing); 3 give back `cost` of what the request took (a
           concurrency rule: release its slot), then evaluate only; 5 charge `cost` more, past the limit
           if need be (rule.<r>.actual-cost: the algorithm's fragment takes it as a request admitted
@@ -27,13 +27,13 @@ tokens    (ARGV[2]) give-backs and charges only (modes 3 and 5), else nil: per a
           of its take's token (RuleDecision.Take), what makes a second application of the same give-back
           or charge (a call resent after a dropped connection, a cluster retry) change nothing: see
           give-back.lua; a concurrency slot's member
-Returns   a string, little-endian doubles (struct.pack '<d'): per key allowed (1 or 0),
-          remaining, retry-after ms, reset ms, next ms (until remaining grows; the retry-after when
-          denied), delay ms; then the time decided at, ms since the epoch. A rule that took the
-          request's cost (allowed, and the request admitted) has no retry-after: in its place it
-          sends taken ms, and taken fraction in place of the delay (leaky-bucket: after the delay);
-          then the buckets (4, 5, 6) their refund counter, given back: what identifies its take in
-          the state, for a give-back
+Returns   a string, little-endian doubles, as ReplyCodec reads it: per key its outcome, then that
+          outcome's figures: 0 denied: remaining, retry-after ms, reset ms; 1 admits, took nothing
+          (another rule denied, or modes 2 to 5): remaining, reset ms, next ms (until remaining
+          grows); 2 took the cost: remaining, taken ms, reset ms, next ms, then a leaky bucket (5) its
+          delay ms, and algorithms 4 to 7 (the buckets, concurrency) taken fraction and given back (a
+          bucket's refund counter: with taken ms, what identifies the take in the state, for a
+          give-back; concurrency's are 0). Then the time decided at, ms since the epoch
 
 Either every enforcing rule admits the request and each rule that admits takes its cost, or
 nothing is written at all: a request denied by one rule takes nothing from the others. A shadow
@@ -134,9 +134,9 @@ end
 
 if n == 1 and not (admitted and admits) then
   if admits then
-    return encode('<ddddddd', 1, remaining_now, 0, reset_now, next_now, 0, now)
+    return encode('<ddddd', 1, remaining_now, reset_now, next_now, now)
   end
-  return encode('<ddddddd', 0, remaining_now, retry, reset_now, retry, 0, now)
+  return encode('<ddddd', 0, remaining_now, retry, reset_now, now)
 end
 
 local reply = several and {} or nil
@@ -188,30 +188,26 @@ for i = 1, n do
     end
     if not several then
       if algorithm == 5 then
-        return encode('<ddddddddd', 1, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given,
+        return encode('<ddddddddd', 2, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given,
             now)
       elseif algorithm >= 4 then
-        return encode('<dddddddd', 1, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
+        return encode('<dddddddd', 2, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
       end
-      return encode('<ddddddd', 1, remaining_after, taken_ms, reset_after, next_after, taken_fraction, now)
+      return encode('<dddddd', 2, remaining_after, taken_ms, reset_after, next_after, now)
     end
   end
   local o = #reply
   if admitted and admits then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 1, remaining_after, taken_ms, reset_after, next_after
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 2, remaining_after, taken_ms, reset_after, next_after
     if algorithm == 5 then
       reply[o + 6], reply[o + 7], reply[o + 8] = delay, taken_fraction, taken_given
     elseif algorithm >= 4 then
       reply[o + 6], reply[o + 7] = taken_fraction, taken_given
-    else
-      reply[o + 6] = taken_fraction
     end
   elseif admits then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
-        1, remaining_now, 0, reset_now, next_now, 0
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 1, remaining_now, reset_now, next_now
   else
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5], reply[o + 6] =
-        0, remaining_now, retry, reset_now, retry, 0
+    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 0, remaining_now, retry, reset_now
   end
 end
 reply[#reply + 1] = now

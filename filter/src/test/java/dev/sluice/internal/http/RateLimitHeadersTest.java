@@ -135,6 +135,34 @@ class RateLimitHeadersTest {
     }
 
     @Test
+    void oneRulesFieldsAreTheSameWrittenAloneAsInAList() {
+        Rule calendar = Rule.builder("month").algorithm(Algorithm.FIXED_WINDOW).limit(1000)
+                .calendar(java.time.ZoneId.of("Europe/Berlin")).window(java.time.Period.ofMonths(1)).build();
+        for (HeaderStyle style : HeaderStyle.values()) {
+            for (RuleDecision r : List.of(
+                    new RuleDecision(API, true, 42, 0, 16_200, 1_200, 0, Source.REDIS),
+                    new RuleDecision(API, true, 100_000_000_000L, 0, 999_000_000, 0, 0, Source.BACKSTOP),
+                    new RuleDecision(LOGIN, false, 0, 17_000, 40_000, 0, Source.REDIS),
+                    new RuleDecision(calendar, true, 7, 0, 86_400_000, 86_400_000, 0, null, Source.REDIS, 2_674_800_000L))) {
+                Decision d = Decision.of(List.of(r));
+                RateLimitHeaders.RuleFields fields = new RateLimitHeaders.RuleFields(r.rule());
+                Map<String, String> alone = new LinkedHashMap<>();
+                new RateLimitHeaders(style).write(recording(alone), d, fields);
+                Map<String, String> inAList = new LinkedHashMap<>();
+                new RateLimitHeaders(style).write(recording(inAList), d, List.of(fields));
+                assertThat(alone).as(style + " " + r).isEqualTo(inAList);
+            }
+        }
+    }
+
+    @Test
+    void decimalIsLongToStringForEveryNumber() {
+        for (long n : new long[]{0, 1, 9, 10, 255, 256, 1000, -1, Long.MAX_VALUE, Long.MIN_VALUE}) {
+            assertThat(RateLimitHeaders.decimal(n)).isEqualTo(Long.toString(n));
+        }
+    }
+
+    @Test
     void noneWritesNothing() {
         Decision d = Decision.of(List.of(new RuleDecision(API, false, 0, 5_000, 5_000, 0, Source.REDIS)));
         assertThat(write(HeaderStyle.NONE, d)).isEmpty();
@@ -155,7 +183,14 @@ class RateLimitHeadersTest {
     /** Writes the headers onto a response that records them. */
     static Map<String, String> write(HeaderStyle style, Decision d) {
         Map<String, String> headers = new LinkedHashMap<>();
-        HttpServletResponse response = (HttpServletResponse) Proxy.newProxyInstance(
+        List<RateLimitHeaders.RuleFields> fields = d.rules().stream().map(r -> new RateLimitHeaders.RuleFields(r.rule())).toList();
+        new RateLimitHeaders(style).write(recording(headers), d, fields);
+        return headers;
+    }
+
+    /** A response that records the headers set on it into {@code headers}. */
+    static HttpServletResponse recording(Map<String, String> headers) {
+        return (HttpServletResponse) Proxy.newProxyInstance(
                 RateLimitHeadersTest.class.getClassLoader(), new Class<?>[]{HttpServletResponse.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("setHeader")) {
@@ -164,8 +199,5 @@ class RateLimitHeadersTest {
                     }
                     throw new UnsupportedOperationException(method.getName());
                 });
-        List<String> policies = d.rules().stream().map(r -> RateLimitHeaders.policyItem(r.rule())).toList();
-        new RateLimitHeaders(style).write(response, d, policies);
-        return headers;
     }
 }

@@ -157,6 +157,10 @@ class RedisEngineBatchScriptTest {
      * modes, costs above 1) over a few clients, on the instance's clock, batch after batch against
      * one prefix and call after call against another.
      */
+    /** The algorithms a batch's random requests use: every rate algorithm. */
+    private static final List<Algorithm> RATES = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
+            Algorithm.SLIDING_WINDOW_LOG, Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET, Algorithm.GCRA);
+
     @Test
     void theBatchScriptAnswersEachRequestByteForByteAsItsOwnCallWould() {
         try (RedisProcess redis = RedisProcess.start(); Jedis jedis = new Jedis("127.0.0.1", redis.port())) {
@@ -173,24 +177,29 @@ class RedisEngineBatchScriptTest {
                 List<byte[]> alone = new ArrayList<>();
                 for (int r = 0; r < size; r++) {
                     int rules = 1 + random.nextInt(2);
-                    ByteBuffer request = ByteBuffer.allocate(8 + 42 * rules).order(ByteOrder.LITTLE_ENDIAN).putDouble(now);
+                    RequestCodec request = new RequestCodec(RequestCodec.NOW_BYTES + rules * RequestCodec.RULE_BYTES, now);
                     List<String> names = new ArrayList<>();
                     for (int i = 0; i < rules; i++) {
-                        int algorithm = 1 + random.nextInt(6);
-                        String name = "r" + algorithm + "-" + i + ":c" + random.nextInt(4);
+                        Algorithm algorithm = RATES.get(random.nextInt(RATES.size()));
+                        String name = "r" + algorithm.id() + "-" + i + ":c" + random.nextInt(4);
                         names.add(name);
                         int limit = 1 + random.nextInt(4);
                         int mode = random.nextInt(10) == 0 ? 1 + random.nextInt(2) : 0;
-                        request.put((byte) algorithm).put((byte) mode).putDouble(limit).putDouble(1000 * (1 + random.nextInt(3)))
-                                .putDouble(limit + random.nextInt(2)).putDouble(0).putDouble(1 + random.nextInt(2));
+                        boolean bucket = algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET
+                                || algorithm == Algorithm.GCRA;
+                        Rule rule = Rule.builder(name.substring(0, name.indexOf(':'))).algorithm(algorithm).limit(limit)
+                                .window(Duration.ofSeconds(1 + random.nextInt(3))).burst(bucket ? limit + random.nextInt(2) : limit)
+                                .dryRun(mode == 1).build();
+                        request.rule(RequestCodec.rule(rule), mode == 2 ? RequestCodec.Mode.EVALUATE
+                                : mode == 1 ? RequestCodec.Mode.SHADOW : RequestCodec.Mode.ENFORCING, 1 + random.nextInt(2));
                     }
                     layout[2 * r] = (byte) rules;
                     layout[2 * r + 1] = 1;
-                    batchArgs.add(request.array());
+                    batchArgs.add(request.bytes());
                     for (String name : names) batchKeys.add(("a{" + name + "}").getBytes(StandardCharsets.UTF_8));
                     List<byte[]> keys = new ArrayList<>();
                     for (String name : names) keys.add(("b{" + name + "}").getBytes(StandardCharsets.UTF_8));
-                    alone.add((byte[]) jedis.evalsha(one, keys, List.of(request.array())));
+                    alone.add((byte[]) jedis.evalsha(one, keys, List.of(batchArgs.get(batchArgs.size() - 1))));
                 }
                 List<byte[]> args = new ArrayList<>();
                 args.add(layout);

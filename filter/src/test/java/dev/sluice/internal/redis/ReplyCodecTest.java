@@ -1,0 +1,117 @@
+package dev.sluice.internal.redis;
+
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.TestRedis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.JedisPooled;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The reply as decide.lua writes it: each outcome's figures packed in Redis with the script's own
+ * calls (struct.pack of the same formats, the same values in the same order), read back by
+ * {@link ReplyCodec} into the rules' decisions.
+ */
+class ReplyCodecTest {
+
+    private static final Rule BUCKET = Rule.of("bucket", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));
+    private static final Rule LEAKY = Rule.builder("leaky").algorithm(Algorithm.LEAKY_BUCKET).limit(10)
+            .window(Duration.ofSeconds(1)).maxDelay(Duration.ofSeconds(2)).build();
+    private static final Rule WINDOW = Rule.of("window", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
+    private static final Rule SLOTS = Rule.builder("slots").algorithm(Algorithm.CONCURRENCY).limit(3).build();
+
+    private static JedisPooled jedis;
+
+    @BeforeAll
+    static void connect() {
+        jedis = new JedisPooled(URI.create(TestRedis.url()));
+    }
+
+    @AfterAll
+    static void close() {
+        jedis.close();
+    }
+
+    /** The reply of a Lua body that packs it (struct.pack as encode, as decide.lua names it). */
+    private static ReplyCodec reply(String body) {
+        String script = "local encode = struct.pack\n" + body;
+        return new ReplyCodec((byte[]) jedis.eval(script.getBytes(StandardCharsets.UTF_8), List.of(), List.<byte[]>of()));
+    }
+
+    @Test
+    void aDenialIsReadWithItsRetryAfterAsItsNext() {
+        // decide.lua, one rule that denies: encode('<ddddd', 0, remaining_now, retry, reset_now, now)
+        ReplyCodec reply = reply("return encode('<ddddd', 0, 3, 1500, 42000, 1764500000123)");
+        assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_123L);
+        assertThat(reply.next(BUCKET, 7, 60_000)).isEqualTo(
+                new RuleDecision(BUCKET, false, 3, 1500, 42_000, 1500, 0, null, RuleDecision.Source.REDIS, 60_000));
+    }
+
+    @Test
+    void anAdmissionThatTookNothingHasNoTake() {
+        // decide.lua, one rule that admits a request another rule denied: encode('<ddddd', 1, remaining_now, reset_now, next_now, now)
+        RuleDecision d = reply("return encode('<ddddd', 1, 99, 600, 600, 5)").next(BUCKET, 7, 60_000);
+        assertThat(d).isEqualTo(new RuleDecision(BUCKET, true, 99, 0, 600, 600, 0, null, RuleDecision.Source.REDIS, 60_000));
+        assertThat(d.taken()).isFalse();
+    }
+
+    @Test
+    void aBucketsTakeHasItsFractionAndRefundCounter() {
+        // decide.lua: encode('<dddddddd', 2, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
+        RuleDecision d = reply("return encode('<dddddddd', 2, 98, 1764500001200, 1200, 600, 37, 4, 9)").next(BUCKET, 7, 60_000);
+        assertThat(d).isEqualTo(new RuleDecision(BUCKET, true, 98, 0, 1200, 600, 0,
+                new RuleDecision.Take(1_764_500_001_200L, 37, 4, 7), RuleDecision.Source.REDIS, 60_000));
+        assertThat(d.take().token()).isEqualTo(7);
+    }
+
+    @Test
+    void aLeakyBucketsTakeHasItsDelayBeforeItsFraction() {
+        // decide.lua: encode('<ddddddddd', 2, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given, now)
+        RuleDecision d = reply("return encode('<ddddddddd', 2, 8, 1764500000300, 300, 100, 250, 3, 1, 9)").next(LEAKY, 5, 1000);
+        assertThat(d).isEqualTo(new RuleDecision(LEAKY, true, 8, 0, 300, 100, 250,
+                new RuleDecision.Take(1_764_500_000_300L, 3, 1, 5), RuleDecision.Source.REDIS, 1000));
+    }
+
+    @Test
+    void aWindowsTakeIsItsTimeAlone() {
+        // decide.lua: encode('<dddddd', 2, remaining_after, taken_ms, reset_after, next_after, now)
+        assertThat(reply("return encode('<dddddd', 2, 4, 1764500060000, 59000, 59000, 9)").next(WINDOW, 5, 60_000))
+                .isEqualTo(new RuleDecision(WINDOW, true, 4, 0, 59_000, 59_000, 0,
+                        new RuleDecision.Take(1_764_500_060_000L, 0, 0, 5), RuleDecision.Source.REDIS, 60_000));
+    }
+
+    @Test
+    void aSlotsTakeIsSentAsABucketsWithNoFractionNorRefunds() {
+        // decide.lua, algorithm 7 (concurrency.lua sets taken_fraction, taken_given = 0, 0)
+        ReplyCodec reply = reply("return encode('<dddddddd', 2, 2, 1764500030000, 1000, 1000, 0, 0, 9)");
+        assertThat(reply.next(SLOTS, -3, SLOTS.windowMillis()).take()).isEqualTo(new RuleDecision.Take(1_764_500_030_000L, 0, 0, -3));
+        assertThat(reply.decidedAt()).isEqualTo(9);
+    }
+
+    @Test
+    void severalRulesAreReadInTheirOrderEachByItsOutcome() {
+        // decide.lua's table of several rules: an admitted request's bucket took, its shadow window denied
+        ReplyCodec reply = reply("return encode('<ddddddd' .. 'dddd' .. 'd', 2, 98, 1764500001200, 1200, 600, 37, 4,"
+                + " 0, 0, 20000, 40000, 1764500000000)");
+        assertThat(reply.next(BUCKET, 7, 60_000).take()).isEqualTo(new RuleDecision.Take(1_764_500_001_200L, 37, 4, 7));
+        assertThat(reply.next(WINDOW, 8, 60_000)).isEqualTo(
+                new RuleDecision(WINDOW, false, 0, 20_000, 40_000, 20_000, 0, null, RuleDecision.Source.REDIS, 60_000));
+        assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
+    }
+
+    @Test
+    void anOutcomeTheScriptNeverWritesIsAnError() {
+        assertThatThrownBy(() -> reply("return encode('<ddddd', 3, 0, 0, 0, 0)").next(BUCKET, 1, 60_000))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("outcome 3");
+    }
+}
