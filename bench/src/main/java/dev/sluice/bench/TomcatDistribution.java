@@ -44,8 +44,13 @@ import java.util.jar.JarFile;
  *       {@code ip}, the default headers;</li>
  *   <li>{@code redis}: the same rule on Redis (the run's private {@code redis-server});</li>
  *   <li>{@code floor}: {@link dev.sluice.bench.webapp.FloorFilter}, one EVALSHA of {@code return 1}
- *       per request on a socket of the request thread's own, RESP written and read directly.</li>
+ *       per request on a socket of the request thread's own, RESP written and read directly;</li>
+ *   <li>{@code fields}: {@link dev.sluice.bench.webapp.FieldsFilter}, which decides nothing and writes the five
+ *       rate-limit fields of {@code headers=both}: what Tomcat's writing of them costs by itself;</li>
+ *   <li>{@code local-no-fields}: {@code local} with {@code headers=none};</li>
+ *   <li>{@code floor-fields}: the floor filter, writing the five fields too.</li>
  * </ul>
+ * The last three are not in the default runs: they tell the filter's own cost from the fields'.
  * The web application's {@code WEB-INF/lib} is Sluice's jar and its runtime dependencies as a user's
  * WAR holds them (the same in every variant), plus slf4j-simple at {@code warn}.
  *
@@ -86,7 +91,8 @@ import java.util.jar.JarFile;
  */
 public final class TomcatDistribution {
 
-    static final List<String> VARIANTS = List.of("none", "unmatched", "local", "redis", "floor");
+    static final List<String> VARIANTS = List.of("none", "unmatched", "local", "redis", "floor", "fields",
+            "local-no-fields", "floor-fields");
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
     /** async-profiler's allocation sampling interval, bytes: a sample per 8 KB allocated (its default, 512 KB, gives a few hundred). */
     private static final String ALLOC_INTERVAL = "8k";
@@ -423,6 +429,13 @@ public final class TomcatDistribution {
         target(w, "Sluice on Redis >= 1.0x the floor filter (one EVALSHA of `return 1` on a raw socket per request thread)", "redis", "floor", 1.0);
         target(w, "Sluice local >= 0.95x no filter", "local", "none", 0.95);
         target(w, "Sluice with no matching rule >= 0.98x no filter", "unmatched", "none", 0.98);
+        // where the five rate-limit fields are measured apart: the filter's own cost, without Tomcat's writing of them
+        target(w, "(beside them) Sluice local >= 0.95x a filter writing the same five fields, deciding nothing", "local",
+                "fields", 0.95);
+        target(w, "(beside them) Sluice local with `headers=none` >= 0.95x no filter", "local-no-fields", "none", 0.95);
+        target(w, "(beside them) the five fields alone, a filter writing them / no filter", "fields", "none", 0);
+        target(w, "(beside them) Sluice on Redis >= 1.0x the floor filter writing the same five fields", "redis",
+                "floor-fields", 1.0);
         if (variants.contains("redis") && variants.contains("floor")) {
             w.print("| (beside it) Tomcat + Redis CPU per request, Sluice on Redis / the floor filter |");
             for (int c : connections) {
@@ -448,7 +461,8 @@ public final class TomcatDistribution {
         for (int c : connections) {
             double ra = median(a, c, r -> r.wrk.rps());
             double rb = median(b, c, r -> r.wrk.rps());
-            w.printf(Locale.ROOT, " **%.2fx** (%,.0f vs %,.0f) %s |", ra / rb, ra, rb, ra / rb >= atLeast ? "met" : "**not met**");
+            w.printf(Locale.ROOT, " **%.2fx** (%,.0f vs %,.0f) %s |", ra / rb, ra, rb,
+                    atLeast <= 0 ? "" : ra / rb >= atLeast ? "met" : "**not met**");
         }
         w.println();
     }
@@ -649,19 +663,22 @@ public final class TomcatDistribution {
         String filterClass = "dev.sluice.RateLimitFilter";
         switch (variant) {
             case "none" -> filterClass = null;
-            case "floor" -> {
+            case "floor", "floor-fields" -> {
                 filterClass = "dev.sluice.bench.webapp.FloorFilter";
                 params.put("redis.host", BenchRedis.host());
                 params.put("redis.port", Integer.toString(BenchRedis.port()));
+                if (variant.equals("floor-fields")) params.put("fields", "true");
             }
-            case "unmatched", "local", "redis" -> {
+            case "fields" -> filterClass = "dev.sluice.bench.webapp.FieldsFilter";
+            case "unmatched", "local", "redis", "local-no-fields" -> {
                 params.put("rules", "api");
                 params.put("rule.api.algorithm", "token-bucket");
                 // a limit no run exhausts (a billion tokens refilling a million a second)
                 params.put("rule.api.limit", Long.toString(Workload.HOT.limit));
                 params.put("rule.api.window", Workload.HOT.window.toSeconds() + "s");
-                if (variant.equals("local")) {
+                if (variant.startsWith("local")) {
                     params.put("backend", "local");
+                    if (variant.equals("local-no-fields")) params.put("headers", "none");
                 } else {
                     params.put("redis.url", BenchRedis.uri().toString());
                     // as generous as the JMH contenders': a decision that waits longer falls back to the

@@ -38,11 +38,14 @@ public final class FloorFilter implements Filter {
     private final ThreadLocal<Connection> connection = new ThreadLocal<>();
     private InetSocketAddress redis;
     private byte[] command;
+    /** Init-param {@code fields=true}: the five rate-limit fields too ({@link FieldsFilter}), as Sluice writes them. */
+    private boolean fields;
 
     @Override
     public void init(FilterConfig config) throws ServletException {
         String host = config.getInitParameter("redis.host");
         String port = config.getInitParameter("redis.port");
+        fields = Boolean.parseBoolean(config.getInitParameter("fields"));
         if (port == null) throw new ServletException("init-param redis.port is required");
         redis = new InetSocketAddress(host == null ? "127.0.0.1" : host, Integer.parseInt(port.trim()));
         try (Socket s = open()) {
@@ -79,6 +82,7 @@ public final class FloorFilter implements Filter {
             c.socket.close();
             throw new ServletException("the floor's EVALSHA failed", e);
         }
+        if (fields) FieldsFilter.write((jakarta.servlet.http.HttpServletResponse) response);
         chain.doFilter(request, response);
     }
 
