@@ -29,12 +29,15 @@ public final class Lease implements AutoCloseable {
     private final List<Acquisition> acquisitions;
     private final Decision decision;
     private final Leases.Held held;
+    /** Per rule of the decision, whether its cost was settled: once, whatever the engine (the local one keeps no once key). */
+    private final boolean[] settled; // guarded by this
 
     Lease(Sluice sluice, List<Acquisition> acquisitions, Decision decision, Leases.Held held) {
         this.sluice = sluice;
         this.acquisitions = acquisitions;
         this.decision = decision;
         this.held = held;
+        this.settled = new boolean[decision.rules().size()];
     }
 
     /** The decision the request was admitted or denied by. */
@@ -51,7 +54,7 @@ public final class Lease implements AutoCloseable {
      * Settles the cost the request really had on rule {@code ruleName} (e.g. the tokens an LLM call used),
      * once: the difference from what it took at admission (its cost) is charged, past the limit if need be,
      * or given back (never leaving the client better off than if the request had cost that much). Nothing
-     * for a rule that took nothing, or when the costs are equal.
+     * for a rule that took nothing, or when the costs are equal; nothing more when called again for the rule.
      *
      * @throws IllegalArgumentException if the request was not decided by {@code ruleName}, or the cost is negative
      */
@@ -59,6 +62,11 @@ public final class Lease implements AutoCloseable {
         List<RuleDecision> rules = decision.rules();
         for (int i = 0; i < rules.size(); i++) {
             if (rules.get(i).rule().name().equals(ruleName)) {
+                if (actualCost < 0) throw new IllegalArgumentException("an actual cost is 0 or more, not " + actualCost);
+                synchronized (this) {
+                    if (settled[i]) return;
+                    settled[i] = true;
+                }
                 sluice.settle(acquisitions.get(i), rules.get(i), actualCost);
                 return;
             }

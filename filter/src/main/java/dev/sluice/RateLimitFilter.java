@@ -109,14 +109,17 @@ public class RateLimitFilter implements Filter {
         final ResponseStatuses count;
         /** Where its actual cost is stated, or null (its cost stands). */
         final ActualCost actualCost;
+        /** Whether an admitted request of this rule has anything to do once complete: settle, or release a slot. */
+        final boolean completes;
 
         Figures(Rule rule, ResponseStatuses count, ActualCost actualCost) {
             super(rule);
             this.count = count;
             this.actualCost = actualCost;
+            this.completes = settles() || rule.algorithm().isConcurrency();
         }
 
-        /** Whether an admitted request of this rule has something to settle once complete (but a slot). */
+        /** Whether an admitted request of this rule settles what it took once complete (its count, its cost). */
         boolean settles() {
             return count != null || actualCost != null;
         }
@@ -155,11 +158,6 @@ public class RateLimitFilter implements Filter {
         final boolean readsForwardedHeader;
         final String forwardedHeader;
         final boolean delays;
-        /**
-         * Whether any rule settles something when a request completes (counts only some statuses, settles
-         * its cost after the response, or holds a concurrency slot): else no request has anything to settle.
-         */
-        final boolean settles;
 
         Setup(SluiceConfig config, ClassLoader loader) {
             this.config = config;
@@ -190,8 +188,6 @@ public class RateLimitFilter implements Filter {
             this.headers = new RateLimitHeaders(config.headers());
             this.statusCode = config.statusCode();
             this.delays = delaying;
-            this.settles = config.rules().stream().anyMatch(r -> r.count() != null || r.actualCost() != null
-                    || r.rule().algorithm().isConcurrency());
         }
     }
 
@@ -345,6 +341,10 @@ public class RateLimitFilter implements Filter {
                 int status = response.isCommitted() ? response.getStatus() : HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
                 if (completion != null) completion.settle(status, request, response);
                 for (int i = 0; i < later.size(); i++) later.get(i).settle(status, request, response);
+            } else {
+                // gone asynchronous, then failed: settled when the container completes it (after its onError)
+                if (completion != null) completion.settleWhenComplete(request, response);
+                for (int i = 0; i < later.size(); i++) later.get(i).settleWhenComplete(request, response);
             }
             throw failed;
         }
@@ -377,7 +377,11 @@ public class RateLimitFilter implements Filter {
                 refuseHeldAtCapacity(state.setup, response, admitted);
                 return;
             }
-            if (hold == DelayedAdmission.ThreadHold.ANSWERED) return;
+            if (hold == DelayedAdmission.ThreadHold.ANSWERED) {
+                // answered in place of the target (a 503: the wait was cut short): settled as any answer
+                if (admitted.completion != null) state.settleWhenDone(admitted.completion, request, response);
+                return;
+            }
         }
         try {
             target.run();
@@ -385,6 +389,8 @@ public class RateLimitFilter implements Filter {
             if (admitted.completion != null && !request.isAsyncStarted()) {
                 admitted.completion.settle(response.isCommitted() ? response.getStatus()
                         : HttpServletResponse.SC_INTERNAL_SERVER_ERROR, request, response);
+            } else if (admitted.completion != null) {
+                state.settleWhenDone(admitted.completion, request, response); // at the completion, after its onError
             }
             throw failed;
         }
@@ -398,7 +404,7 @@ public class RateLimitFilter implements Filter {
     /** Admitted (or no rule applied): what it settles once it is complete, how long it waits for its drain slot. */
     private record Admitted(Completion completion, long delayMs, List<Acquisition> acquisitions, Decision decision)
             implements Outcome {
-        /** Admitted (or no rule applied) with nothing to give back and no slot to wait for. */
+        /** Admitted (or no rule applied) with nothing to settle and no drain slot to wait for. */
         static final Admitted AT_ONCE = new Admitted(null, 0, null, null);
     }
 
@@ -427,6 +433,7 @@ public class RateLimitFilter implements Filter {
         Figures oneFigures = null;
         List<Acquisition> acquisitions = null;
         List<Figures> figures = null;
+        boolean completes = false; // whether a rule of the request has anything to do once it is complete
         Binding[] bindings = s.bindings;
         for (int i = 0; i < bindings.length; i++) {
             Binding b = bindings[i];
@@ -437,6 +444,7 @@ public class RateLimitFilter implements Filter {
             ClientKey key = b.key.resolve(request, client);
             if (key == null) continue;
             state.markDecided(i);
+            completes |= f.completes;
             Acquisition a = new Acquisition(f.rule(), key);
             if (one == null) {
                 one = a;
@@ -466,7 +474,7 @@ public class RateLimitFilter implements Filter {
         }
         if (decision.allowed()) {
             if (anyShadowDenied(decision)) logDryRun(decision);
-            Completion completion = s.settles
+            Completion completion = completes
                     ? Completion.of(this, figures == null ? List.of(oneFigures) : figures, acquisitions, decision) : null;
             return completion == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE
                     : new Admitted(completion, decision.delayMs(), acquisitions, decision);
@@ -554,7 +562,7 @@ public class RateLimitFilter implements Filter {
         }
 
         /**
-         * A give-back of a later dispatch: settled by the first dispatch once the application is done
+         * What a later dispatch settles: settled by the first dispatch once the application is done
          * with the request (an include's status is the including servlet's to set), or now if that
          * first dispatch has already returned (a dispatch from an asynchronous cycle).
          */
@@ -567,7 +575,7 @@ public class RateLimitFilter implements Filter {
             later.add(completion);
         }
 
-        /** The first dispatch is over: the give-backs of its later dispatches, for it to settle. */
+        /** The first dispatch is over: what its later dispatches settle, for it to settle. */
         synchronized List<Completion> firstDispatchDone() {
             firstDispatchDone = true;
             List<Completion> mine = later == null ? List.of() : later;
@@ -650,6 +658,9 @@ public class RateLimitFilter implements Filter {
             this.slots = slots;
         }
 
+        private static final ResponseStatuses[] NO_COUNTS = new ResponseStatuses[0];
+        private static final ActualCost[] NO_COSTS = new ActualCost[0];
+
         /** What this admitted request settles when complete, or {@code null} when nothing. */
         static Completion of(RateLimitFilter filter, List<Figures> figures, List<Acquisition> acquisitions, Decision decision) {
             List<Acquisition> a = null;
@@ -673,8 +684,8 @@ public class RateLimitFilter implements Filter {
             }
             Leases.Held slots = filter.sluice.leases().hold(acquisitions, decision);
             if (a == null && slots == null) return null;
-            return a == null ? new Completion(filter, List.of(), List.of(), new ResponseStatuses[0], new ActualCost[0], slots)
-                    : new Completion(filter, a, t, c.toArray(new ResponseStatuses[0]), costs.toArray(new ActualCost[0]), slots);
+            return a == null ? new Completion(filter, List.of(), List.of(), NO_COUNTS, NO_COSTS, slots)
+                    : new Completion(filter, a, t, c.toArray(NO_COUNTS), costs.toArray(NO_COSTS), slots);
         }
 
         /** Settles now, or when the request completes if it went asynchronous. */
@@ -715,7 +726,11 @@ public class RateLimitFilter implements Filter {
             }
         }
 
-        /** Settles nothing: what the request took was given back in another way (it was refused after all). */
+        /**
+         * Settles nothing: the request was refused after all and its caller gives back everything it took,
+         * its slots' releases among them (a concurrency rule's give-back is the release); its slots are
+         * only no longer renewed here.
+         */
         void cancel() {
             if (settled.compareAndSet(false, true) && slots != null) slots.release();
         }

@@ -307,7 +307,7 @@ public final class Sluice implements AutoCloseable {
     private Acquisition inForce(Acquisition a) {
         Rule decided = a.rule();
         Rule own = rules.get(decided.name());
-        if (own == null) return a;
+        if (own == null || own == decided) return a; // gone, or the rule's own figures unchanged: nothing to look up
         RuleConfig rule = config.rule(decided.name());
         RuleConfig.Plan plan = decided.plan() == null || rule == null ? null : rule.plan(decided.plan());
         Rule now = plan == null ? own : plan.rule();
@@ -350,8 +350,9 @@ public final class Sluice implements AutoCloseable {
     }
 
     /**
-     * Settles the cost a request admitted by {@code taken} really had on its rule, once (sent again, it
-     * changes nothing): the difference from {@code acquisition}'s cost (what it took, an estimate) is
+     * Settles the cost a request admitted by {@code taken} really had on its rule, once on Redis (the same
+     * settlement sent again changes nothing there; the local engine, {@code backend=local} and the backstop,
+     * keep no such record: call it once, as {@link Lease#settle} does): the difference from {@code acquisition}'s cost (what it took, an estimate) is
      * charged, past the limit if need be, or given back (never leaving the client better off than if the
      * request had cost that much); nothing when they are equal. Best effort, as {@link #giveBack}.
      *
@@ -379,7 +380,10 @@ public final class Sluice implements AutoCloseable {
     void settle(List<Settlement> settlements) {
         if (settlements.isEmpty()) return;
         List<Settlement> inForce = new ArrayList<>(settlements.size());
-        for (Settlement s : settlements) inForce.add(new Settlement(inForce(s.acquisition()), s.taken(), s.charge()));
+        for (Settlement s : settlements) {
+            Acquisition now = inForce(s.acquisition());
+            inForce.add(now == s.acquisition() ? s : new Settlement(now, s.taken(), s.charge()));
+        }
         limiter.settle(inForce);
     }
 

@@ -46,7 +46,7 @@ public interface RateLimiter extends AutoCloseable {
     /**
      * Renews the leases of the concurrency slots ({@code algorithm=concurrency}) that admitted requests
      * hold while they run, for another lease from now. A slot whose lease has ended is not brought back
-     * (it may have been counted free already). Engines without leases hold nothing.
+     * (it may have been counted free already). A limiter without leases ends none: each is held.
      *
      * @param acquisitions the concurrency rules and clients, each as it was decided
      * @param taken        for each, the {@link RuleDecision} that admitted it (its take names the slot)
@@ -55,7 +55,9 @@ public interface RateLimiter extends AutoCloseable {
      *         caller tries again soon
      */
     default boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-        return new boolean[acquisitions.size()];
+        boolean[] held = new boolean[acquisitions.size()];
+        java.util.Arrays.fill(held, true); // a limiter without leases lets nothing end: none is lost
+        return held;
     }
 
     /**

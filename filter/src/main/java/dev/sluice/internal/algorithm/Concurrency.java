@@ -96,10 +96,10 @@ public final class Concurrency extends RateAlgorithm {
         return Verdict.admit(limit - held, HINT_MS, HINT_MS, limit - held - cost, HINT_MS, HINT_MS, 0, now + leaseMs, 0, 0);
     }
 
-    /** Takes a slot without a token: only for callers that never release it (it frees when its lease ends). */
+    /** A slot is held under its take's token: {@link #take(KeyState, long, long, long)}. */
     @Override
     public void take(KeyState state, long now, long cost) {
-        take(state, now, cost, Long.MIN_VALUE);
+        throw new UnsupportedOperationException("a concurrency slot is taken under its take's token");
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.RenewalIncomplete;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.Settlement;
@@ -296,7 +297,7 @@ public final class FailoverLimiter implements RateLimiter {
             } else {
                 fallback = backstop(awayPart, awayNodes);
                 if (!fallback.allowed()) {
-                    giveBackToRedis(part, byRedis.rules()); // the request is denied: what Redis took goes back
+                    settleWithRedis(Settlement.givingBack(part, byRedis.rules())); // the request is denied: what Redis took goes back
                 }
             }
             List<RuleDecision> merged = new ArrayList<>(n);
@@ -305,6 +306,11 @@ public final class FailoverLimiter implements RateLimiter {
             }
             return Decision.of(merged);
         }
+    }
+
+    /** {@code a} with the figures the backstop enforces ({@link Rule#asFallback()}). */
+    private Acquisition fallback(Acquisition a) {
+        return new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost());
     }
 
     private static <T> List<T> at(List<T> items, List<Integer> indexes) {
@@ -355,7 +361,7 @@ public final class FailoverLimiter implements RateLimiter {
     private Decision backstop(List<Acquisition> acquisitions, List<Node> away) {
         List<Acquisition> fallback = new ArrayList<>(acquisitions.size());
         for (Acquisition a : acquisitions) {
-            fallback.add(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()));
+            fallback.add(fallback(a));
         }
         Decision d = asLocal(local.decide(fallback));
         metrics.recordFallback();
@@ -462,21 +468,17 @@ public final class FailoverLimiter implements RateLimiter {
             Acquisition a = s.acquisition();
             RuleDecision.Source source = s.taken().source();
             if (source == RuleDecision.Source.REDIS) {
-                if (node(a).breaker.state() != CircuitBreaker.State.CLOSED) continue;
+                if (node(a).breaker.state() == CircuitBreaker.State.OPEN) continue; // half open: sent (idempotent, once)
                 if (toRedis == null) toRedis = new ArrayList<>(n);
                 toRedis.add(s);
             } else if (source == RuleDecision.Source.BACKSTOP) {
                 if (toLocal == null) toLocal = new ArrayList<>(n);
-                toLocal.add(new Settlement(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()), s.taken(),
+                toLocal.add(new Settlement(fallback(a), s.taken(),
                         s.charge()));
             }
         }
         if (toLocal != null) local.settle(toLocal);
         if (toRedis != null) settleWithRedis(toRedis);
-    }
-
-    private void giveBackToRedis(List<Acquisition> acquisitions, List<RuleDecision> taken) {
-        settleWithRedis(Settlement.givingBack(acquisitions, taken));
     }
 
     private void settleWithRedis(List<Settlement> settlements) {
@@ -489,48 +491,66 @@ public final class FailoverLimiter implements RateLimiter {
     }
 
     /**
-     * Renews with whoever took, as {@link #settle}: the backstop's slots in the backstop, then Redis's
-     * while the breaker of their node is closed.
+     * Renews with whoever took, as {@link #settle}: the backstop's slots in the backstop; Redis's node by
+     * node, each under a permit of its node's breaker as a decision is (a renewal may be the probe that
+     * closes an open breaker, and a node that fails renewals opens it), so that a node away holds up
+     * only its own slots' renewals.
      *
-     * @throws LimiterUnavailableException when a slot of Redis's could not be renewed (its call failed, or its
-     *         node's breaker is open), once the others are: the caller tries again soon
+     * @throws RenewalIncomplete when some of Redis's slots could not be renewed (their node failed, or its
+     *         breaker is open): what it reached was renewed; the caller tries the others again soon
      */
     @Override
     public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
         int n = acquisitions.size();
         boolean[] held = new boolean[n];
-        List<Integer> toRedis = new ArrayList<>(n);
+        boolean[] reached = new boolean[n];
+        Map<Node, List<Integer>> byNode = new LinkedHashMap<>();
         List<Integer> toLocal = new ArrayList<>(n);
-        boolean unreached = false;
         for (int i = 0; i < n; i++) {
             RuleDecision.Source source = taken.get(i).source();
             if (source == RuleDecision.Source.REDIS) {
-                if (node(acquisitions.get(i)).breaker.state() == CircuitBreaker.State.CLOSED) toRedis.add(i);
-                else unreached = true;
-            } else if (source == RuleDecision.Source.BACKSTOP) {
-                toLocal.add(i);
+                byNode.computeIfAbsent(node(acquisitions.get(i)), x -> new ArrayList<>()).add(i);
+            } else {
+                reached[i] = true; // the backstop's, renewed below; another source holds no slot
+                if (source == RuleDecision.Source.BACKSTOP) toLocal.add(i);
             }
         }
         if (!toLocal.isEmpty()) {
             List<Acquisition> local = new ArrayList<>(toLocal.size());
-            for (int i : toLocal) {
-                Acquisition a = acquisitions.get(i);
-                local.add(new Acquisition(fallbackRules.get(a.rule()), a.clientKey(), a.cost()));
-            }
+            for (int i : toLocal) local.add(fallback(acquisitions.get(i)));
             boolean[] kept = this.local.renew(local, at(taken, toLocal));
             for (int j = 0; j < kept.length; j++) held[toLocal.get(j)] = kept[j];
         }
-        if (!toRedis.isEmpty()) {
+        RuntimeException failure = null;
+        for (Map.Entry<Node, List<Integer>> e : byNode.entrySet()) {
+            Node node = e.getKey();
+            List<Integer> slots = e.getValue();
+            CircuitBreaker.Permit permit = node.breaker.acquire();
+            if (permit.kind() == CircuitBreaker.Permit.Kind.REJECTED) continue;
             try {
-                boolean[] kept = redis.renew(at(acquisitions, toRedis), at(taken, toRedis));
-                for (int j = 0; j < kept.length; j++) held[toRedis.get(j)] = kept[j];
+                boolean[] kept = redis.renew(at(acquisitions, slots), at(taken, slots));
+                succeeded(node, permit);
+                for (int j = 0; j < kept.length; j++) {
+                    held[slots.get(j)] = kept[j];
+                    reached[slots.get(j)] = true;
+                }
+            } catch (RenewalIncomplete partly) {
+                failed(node, permit, partly);
+                failure = partly;
+                boolean[] kept = partly.held();
+                boolean[] got = partly.reached();
+                for (int j = 0; j < kept.length; j++) {
+                    held[slots.get(j)] = kept[j];
+                    reached[slots.get(j)] = got[j];
+                }
             } catch (RuntimeException lost) {
-                metrics.recordRedisFailure(lost instanceof LimiterUnavailableException u && u.isTimeout());
-                throw lost instanceof LimiterUnavailableException u ? u
-                        : new LimiterUnavailableException("Redis could not renew leases: " + lost.getMessage(), lost, false);
+                failed(node, permit, lost);
+                failure = lost;
             }
         }
-        if (unreached) throw new LimiterUnavailableException("Redis " + name + " is away: leases not renewed", null, false);
+        for (boolean r : reached) {
+            if (!r) throw new RenewalIncomplete("Redis " + name + ": some leases not renewed", failure, held, reached);
+        }
         return held;
     }
 

@@ -76,6 +76,7 @@ public final class RateLimitHeaders {
         /** The start of its {@code RateLimit} list member: {@code "api";r=}. */
         private final String remainingPrefix;
         private final String limit;
+        private final String fallbackLimit;
 
         public RuleFields(Rule rule) {
             this.rule = rule;
@@ -83,6 +84,12 @@ public final class RateLimitHeaders {
             this.fallbackPolicyItem = RateLimitHeaders.policyItem(rule.asFallback());
             this.remainingPrefix = '"' + rule.name() + "\";r=";
             this.limit = Long.toString(rule.limit());
+            this.fallbackLimit = Long.toString(rule.asFallback().limit());
+        }
+
+        /** {@code X-RateLimit-Limit}: the limit the decision was made under (the backstop's while Redis is away). */
+        String limit(RuleDecision decided) {
+            return decided.source() == RuleDecision.Source.BACKSTOP ? fallbackLimit : limit;
         }
 
         public Rule rule() {
@@ -165,7 +172,7 @@ public final class RateLimitHeaders {
 
     /** The legacy fields, of the rule closest to its limit. */
     private static void legacy(HttpServletResponse response, RuleDecision closest, RuleFields fields) {
-        response.setHeader(LEGACY_LIMIT, fields.limit);
+        response.setHeader(LEGACY_LIMIT, fields.limit(closest));
         response.setHeader(LEGACY_REMAINING, decimal(closest.remaining()));
         response.setHeader(LEGACY_RESET, decimal(resetSeconds(closest)));
     }

@@ -3,6 +3,7 @@ package dev.sluice.internal.lease;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.RenewalIncomplete;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.Settlement;
 import org.slf4j.Logger;
@@ -61,6 +62,8 @@ public final class Leases implements AutoCloseable {
     private final LongAdder renewed = new LongAdder();
     private final AtomicLong lastLostLog = new AtomicLong(Long.MIN_VALUE);
     private Thread renewer; // guarded by this
+    /** The renewer has been started (read without the lock on every hold). */
+    private volatile boolean started;
     private boolean closed; // guarded by this
 
     /**
@@ -105,7 +108,7 @@ public final class Leases implements AutoCloseable {
         held.add(h);
         slots.addAndGet(slotAcquisitions.size());
         if (background) {
-            startRenewer();
+            if (!started) startRenewer();
             // the renewer looks at least once a second: a lease under 3 s could be due before it looks again
             if (h.renewEveryNanos < MAX_TICK_NANOS) wakeRenewer();
         }
@@ -191,8 +194,13 @@ public final class Leases implements AutoCloseable {
         for (int from = 0; from < acquisitions.size(); from += MAX_PER_CALL) {
             int to = Math.min(acquisitions.size(), from + MAX_PER_CALL);
             boolean[] kept;
+            boolean[] reached = null; // null: all
             try {
                 kept = limiter.renew(acquisitions.subList(from, to), taken.subList(from, to));
+            } catch (RenewalIncomplete partly) {
+                log.debug("Sluice [{}]: some of {} leases not renewed: {}", name.get(), to - from, partly.getMessage());
+                kept = partly.held();
+                reached = partly.reached();
             } catch (RuntimeException e) {
                 log.debug("Sluice [{}]: renewing {} leases failed: {}", name.get(), to - from, e.getMessage());
                 for (int j = from; j < to; j++) due.get(j).retrySoon(now);
@@ -200,7 +208,9 @@ public final class Leases implements AutoCloseable {
             }
             for (int j = 0; j < kept.length; j++) {
                 Held h = due.get(from + j);
-                if (kept[j]) {
+                if (reached != null && !reached[j]) {
+                    h.retrySoon(now);
+                } else if (kept[j]) {
                     count++;
                 } else if (!h.released.get()) {
                     h.gone[index.get(from + j)] = true;
@@ -254,6 +264,7 @@ public final class Leases implements AutoCloseable {
 
     private synchronized void startRenewer() {
         if (renewer != null || closed) return;
+        started = true;
         renewer = new Thread(this::renewWhileOpen, "sluice-leases-" + name.get());
         renewer.setDaemon(true);
         renewer.start();

@@ -10,6 +10,7 @@ import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.RenewalIncomplete;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.Settlement;
@@ -56,9 +57,16 @@ import java.util.regex.Pattern;
  * header says how), so a batch pays for one script call and one {@code TIME}; on a Cluster each
  * stays its own script call, pipelined.
  *
- * <p><b>Keys.</b> One key per rule per client: {@code <keyPrefix>{<rule>:<clientKey>}}. The hash
- * tag puts all of a client's state for a rule in one Cluster slot. Each key expires when its
- * state is back to full, plus at most a second.
+ * <p><b>Keys.</b> One key per rule per client: {@code <keyPrefix>{<rule>:<clientKey>}} (a concurrency
+ * rule's with {@code :slots} appended: a sorted set of the slots held); and, once a settlement has
+ * been made for the client, its once key, {@code :once} appended ({@link #settle}). The hash tag
+ * puts all of a client's state for a rule in one Cluster slot. Each key expires when its state is
+ * back to full (a slots key: when its latest lease ends), plus at most a second.
+ *
+ * <p><b>Settlements and renewals.</b> What a request settles when complete (give-backs, a slot's
+ * release, a charge: {@link #settle}) goes in one call of the same script, each rule in its mode; the
+ * leases of concurrency slots are renewed by {@code renew.lua} ({@link #renew}), all those due in one
+ * call (one per slot on a Cluster).
  *
  * <p><b>Cluster.</b> Keys of different rules hash to different slots, so with
  * {@code cluster=true} each rule of a request is decided by its own call, in order (one round trip
@@ -412,14 +420,20 @@ public final class RedisEngine implements RateLimiter {
     @Override
     public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
         int n = acquisitions.size();
+        if (!cluster || n == 1) return renewAll(acquisitions, taken);
         boolean[] held = new boolean[n];
-        if (cluster && n > 1) {
-            for (int i = 0; i < n; i++) {
+        boolean[] reached = new boolean[n];
+        LimiterUnavailableException failure = null;
+        for (int i = 0; i < n; i++) {
+            try {
                 held[i] = renewAll(List.of(acquisitions.get(i)), List.of(taken.get(i)))[0];
+                reached[i] = true;
+            } catch (LimiterUnavailableException e) {
+                failure = e; // the others are still renewed: a slot on another master
             }
-            return held;
         }
-        return renewAll(acquisitions, taken);
+        if (failure != null) throw new RenewalIncomplete("Redis could not renew every lease", failure, held, reached);
+        return held;
     }
 
     private boolean[] renewAll(List<Acquisition> acquisitions, List<RuleDecision> taken) {

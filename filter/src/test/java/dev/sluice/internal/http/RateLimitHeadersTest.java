@@ -155,6 +155,19 @@ class RateLimitHeadersTest {
         }
     }
 
+    /** While Redis is away the backstop decides at fallback-limit: both families show the limit it decided by. */
+    @Test
+    void aBackstopsDecisionShowsTheFallbackLimitInBothFamilies() {
+        Rule rule = Rule.builder("api").limit(100).window(java.time.Duration.ofMinutes(1)).fallbackLimit(5).build();
+        Decision d = Decision.of(List.of(new RuleDecision(rule, true, 4, 0, 12_000, 12_000, 0, Source.BACKSTOP)));
+        Map<String, String> h = write(HeaderStyle.BOTH, d);
+        assertThat(h).containsEntry("RateLimit-Policy", "\"api\";q=5;w=60").containsEntry("X-RateLimit-Limit", "5")
+                .containsEntry("X-RateLimit-Remaining", "4");
+        Map<String, String> byRedis = write(HeaderStyle.BOTH, Decision.of(List.of(
+                new RuleDecision(rule, true, 99, 0, 600, 600, 0, Source.REDIS))));
+        assertThat(byRedis).containsEntry("RateLimit-Policy", "\"api\";q=100;w=60").containsEntry("X-RateLimit-Limit", "100");
+    }
+
     @Test
     void decimalIsLongToStringForEveryNumber() {
         for (long n : new long[]{0, 1, 9, 10, 255, 256, 1000, -1, Long.MAX_VALUE, Long.MIN_VALUE}) {

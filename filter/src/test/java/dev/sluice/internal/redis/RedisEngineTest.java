@@ -7,12 +7,15 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisPooled;
@@ -47,24 +50,18 @@ class RedisEngineTest {
     }
 
     /**
-     * Once only: a give-back sent twice (what a call resent after a dropped connection, or a cluster
-     * client's retry, sends) gives back once, on every algorithm. In 0.2 the windows took the cost off
-     * twice and the buckets undid the take, then gave back once more within their bound.
-     */
-    /**
      * Once only, for a cost settled after the response: a charge sent twice (a resend underneath) charges
      * once, on every algorithm that settles a cost.
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class,
-            names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "TOKEN_BUCKET", "GCRA"})
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER", "TOKEN_BUCKET", "GCRA"})
     void aChargeSentTwiceChargesOnce(Algorithm algorithm) {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
         Rule rule = Rule.builder("charged").algorithm(algorithm).limit(100).window(Duration.ofMinutes(1)).build();
         ClientKey client = ClientKey.parse("ip=192.0.2.10");
         Acquisition a = new Acquisition(rule, client, 10);
         Decision d = engine.decide(List.of(a));
-        dev.sluice.limiter.Settlement charge = dev.sluice.limiter.Settlement.ofActualCost(a, d.rules().get(0), 40);
+        Settlement charge = Settlement.ofActualCost(a, d.rules().get(0), 40);
 
         engine.settle(List.of(charge));
         engine.settle(List.of(charge));
@@ -75,8 +72,13 @@ class RedisEngineTest {
                 .isBetween(59_000L, 181_000L); // a give-back's at most (a window counter's: three windows)
     }
 
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = org.junit.jupiter.params.provider.EnumSource.Mode.EXCLUDE)
+    /**
+     * Once only: a give-back sent twice (what a call resent after a dropped connection, or a cluster
+     * client's retry, sends) gives back once, on every algorithm. In 0.2 the windows took the cost off
+     * twice and the buckets undid the take, then gave back once more within their bound.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void aGiveBackSentTwiceGivesBackOnce(Algorithm algorithm) {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
         Rule.Builder b = Rule.builder("once").algorithm(algorithm).limit(10).window(Duration.ofMinutes(1));

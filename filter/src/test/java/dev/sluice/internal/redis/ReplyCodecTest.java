@@ -94,7 +94,9 @@ class ReplyCodecTest {
     void aSlotsTakeIsSentAsABucketsWithNoFractionNorRefunds() {
         // decide.lua, algorithm 7 (concurrency.lua sets taken_fraction, taken_given = 0, 0)
         ReplyCodec reply = reply("return encode('<dddddddd', 2, 2, 1764500030000, 1000, 1000, 0, 0, 9)");
-        assertThat(reply.next(SLOTS, -3, SLOTS.windowMillis()).take()).isEqualTo(new RuleDecision.Take(1_764_500_030_000L, 0, 0, -3));
+        RuleDecision.Take take = reply.next(SLOTS, -3, SLOTS.windowMillis()).take();
+        assertThat(take).isEqualTo(new RuleDecision.Take(1_764_500_030_000L, 0, 0, -3));
+        assertThat(take.token()).as("the slot's own token: its member, which its release and renewals name").isEqualTo(-3);
         assertThat(reply.decidedAt()).isEqualTo(9);
     }
 
