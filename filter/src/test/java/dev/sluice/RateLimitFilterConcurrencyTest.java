@@ -123,6 +123,25 @@ class RateLimitFilterConcurrencyTest {
         }
     }
 
+    /** The application starts the asynchronous cycle and then throws: the container still completes it, and that frees the slot. */
+    @Test
+    void anAsynchronousRequestThatThenThrowsHoldsItsSlotUntilTheContainerCompletesIt() throws Exception {
+        RateLimitFilter filter = exports("rule.exports.limit", "1");
+        try {
+            IllegalStateException failure = new IllegalStateException("failed after startAsync");
+            AsyncRequest failing = AsyncRequest.startThenThrow(filter, export(), failure);
+            assertThat(failing.thrown()).as("the exception reaches the container unchanged").isSameAs(failure);
+            assertThat(failing.listeners()).as("the filter waits for the completion").hasSize(1);
+            assertThat(filter.sluice().metrics().getSlotsHeld()).as("the cycle is still open").isEqualTo(1);
+            assertThat(send(filter, (rq, rs) -> { }).get("status")).isEqualTo("429");
+            failing.complete(500);
+            assertThat(filter.sluice().metrics().getSlotsHeld()).isZero();
+            assertThat(send(filter, (rq, rs) -> { }).get("status")).as("freed at the completion").isEqualTo("200");
+        } finally {
+            filter.destroy();
+        }
+    }
+
     @Test
     void aShadowConcurrencyRuleCountsButNeverRefuses() throws Exception {
         RateLimitFilter filter = exports("rule.exports.limit", "1", "rule.exports.mode", "dry-run");

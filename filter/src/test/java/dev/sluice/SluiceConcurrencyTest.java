@@ -88,6 +88,21 @@ class SluiceConcurrencyTest {
         }
     }
 
+    /** The local engine keeps no once key: the lease itself settles each rule once. */
+    @Test
+    void aLeaseSettlesEachRuleOnceOnTheLocalEngineToo() {
+        SluiceConfig local = SluiceConfig.builder().backend(SluiceConfig.Backend.LOCAL).rule(EXPORTS).rule(LLM).build();
+        try (Sluice sluice = Sluice.builder(local).build()) {
+            ClientKey acme = ClientKey.of("acme");
+            try (Lease call = sluice.begin(List.of(new Acquisition(EXPORTS, acme), new Acquisition(LLM, acme)))) {
+                call.settle("llm", 300);
+                call.settle("llm", 300);
+                call.settle("llm", 0); // a later, different figure: the first settlement stands
+            }
+            assertThat(sluice.tryAcquire("llm", acme).remaining()).as("1000 - 300 - 100").isEqualTo(600);
+        }
+    }
+
     @Test
     void settleGivesBackWhatARequestDidNotUse() {
         try (Sluice sluice = Sluice.builder(config("settle", LLM)).build()) {

@@ -26,12 +26,28 @@ public final class AsyncRequest {
     private final List<AsyncListener> listeners = new ArrayList<>();
     private HttpServletRequest request;
     private AsyncContext context;
+    private RuntimeException thrown;
 
     private AsyncRequest() {
     }
 
     /** Sends {@code request} through {@code filter} to an application that goes asynchronous. */
     public static AsyncRequest start(Filter filter, HttpServletRequest request) throws Exception {
+        return start(filter, request, null);
+    }
+
+    /**
+     * Sends {@code request} through {@code filter} to an application that goes asynchronous and then throws
+     * {@code failure} on the request's thread (the container still completes the asynchronous cycle, with an
+     * error page); the exception reaches the caller as the container would see it, in {@link #thrown()}.
+     */
+    public static AsyncRequest startThenThrow(Filter filter, HttpServletRequest request, RuntimeException failure)
+            throws Exception {
+        return start(filter, request, failure);
+    }
+
+    private static AsyncRequest start(Filter filter, HttpServletRequest request, RuntimeException failure)
+            throws Exception {
         AsyncRequest a = new AsyncRequest();
         boolean[] started = {false};
         a.request = new HttpServletRequestWrapper(request) {
@@ -50,13 +66,26 @@ public final class AsyncRequest {
                     case "addListener" -> a.listeners.add((AsyncListener) args[0]);
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
-        filter.doFilter(a.request, a.response, (req, resp) -> started[0] = true);
+        try {
+            filter.doFilter(a.request, a.response, (req, resp) -> {
+                started[0] = true;
+                if (failure != null) throw failure;
+            });
+        } catch (RuntimeException e) {
+            if (e != failure) throw e;
+            a.thrown = e;
+        }
         return a;
     }
 
     /** The listeners the filter added (it waits for the completion through one). */
     public List<AsyncListener> listeners() {
         return listeners;
+    }
+
+    /** What the application threw after starting the asynchronous cycle, as it reached the container; or null. */
+    public RuntimeException thrown() {
+        return thrown;
     }
 
     /** The request as the application sees it (its attributes, for a cost stated in one). */

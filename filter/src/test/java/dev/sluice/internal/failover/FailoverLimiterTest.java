@@ -8,9 +8,11 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.FailurePolicy;
 import dev.sluice.limiter.LimiterUnavailableException;
 import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.RenewalIncomplete;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.RuleDecision.Source;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.internal.metrics.SluiceMetrics;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.RecordingLogger;
@@ -22,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class FailoverLimiterTest {
 
@@ -255,10 +258,71 @@ class FailoverLimiterTest {
         assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
     }
 
+    /**
+     * A renewal takes a permit of the breaker like a decision: Redis's slots that could not be renewed are
+     * reported as not reached (to be tried again soon), the backstop's are renewed in the backstop, and
+     * failed renewals open the breaker, which then keeps renewals from a Redis that is away.
+     */
+    @Test
+    void aRenewalThatCannotReachRedisSaysWhichSlotsItMissedAndCountsAsAFailure() {
+        Rule exports = Rule.builder("exports").algorithm(Algorithm.CONCURRENCY).limit(2).build();
+        ClientKey acme = ClientKey.parse("h=acme");
+        List<Acquisition> slots = List.of(new Acquisition(exports, acme), new Acquisition(exports, acme));
+        List<RuleDecision> taken = List.of(held(exports, Source.REDIS),
+                held(exports, Source.BACKSTOP));
+        assertThat(limiter.renew(slots, taken)).as("both held").containsExactly(true, true);
+        assertThat(redis.renewed).as("Redis renews only its own slot").isEqualTo(1);
+        assertThat(local.renewedRules).as("the backstop its own, under the fallback rule")
+                .containsExactly(exports.asFallback());
+
+        redis.failing = true;
+        for (int i = 0; i < BREAKER.failureThreshold(); i++) {
+            assertThatThrownBy(() -> limiter.renew(slots, taken)).isInstanceOfSatisfying(RenewalIncomplete.class, e -> {
+                assertThat(e.reached()).containsExactly(false, true);
+                assertThat(e.held()[1]).as("the backstop's slot renewed all the same").isTrue();
+            });
+        }
+        assertThat(limiter.breakerState()).as("renewals that fail open the breaker").isEqualTo(CircuitBreaker.State.OPEN);
+        int asked = redis.calls;
+        assertThatThrownBy(() -> limiter.renew(slots, taken)).isInstanceOf(RenewalIncomplete.class);
+        assertThat(redis.calls).as("not asked while its breaker is open").isEqualTo(asked);
+
+        now.advance(BREAKER.openBase().toMillis());
+        redis.failing = false;
+        assertThat(limiter.renew(slots, taken)).as("the renewal is the probe that closes it").containsExactly(true, true);
+        assertThat(limiter.breakerState()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    /** While the breaker is open a settlement for Redis is not sent (it would wait for a timeout); the backstop's is. */
+    @Test
+    void settlementsSkipRedisOnlyWhileTheBreakerIsOpen() {
+        Rule exports = Rule.builder("exports").algorithm(Algorithm.CONCURRENCY).limit(2).build();
+        Acquisition slot = new Acquisition(exports, ClientKey.parse("h=acme"));
+        RuleDecision byRedis = held(exports, Source.REDIS);
+        limiter.settle(List.of(Settlement.giveBack(slot, byRedis)));
+        assertThat(redis.settled).isEqualTo(1);
+        redis.failing = true;
+        tripBreaker();
+        limiter.settle(List.of(Settlement.giveBack(slot, byRedis),
+                Settlement.giveBack(slot, held(exports, Source.BACKSTOP))));
+        assertThat(redis.settled).as("not sent to a Redis known to be away").isEqualTo(1);
+        assertThat(local.settled).as("the backstop's released").isEqualTo(1);
+        now.advance(BREAKER.openBase().toMillis());
+        redis.failing = false;
+        limiter.decide(List.of(new Acquisition(API, ClientKey.parse("ip=1")))); // the probe, which closes it
+        limiter.settle(List.of(Settlement.giveBack(slot, byRedis)));
+        assertThat(redis.settled).as("Redis is back: sent again").isEqualTo(2);
+    }
+
     @Test
     void noRuleAppliedMeansNoCallAtAll() {
         assertThat(limiter.decide(List.of())).isSameAs(Decision.none());
         assertThat(redis.calls).isZero();
+    }
+
+    /** A slot of {@code rule} taken by {@code source}. */
+    private static RuleDecision held(Rule rule, Source source) {
+        return new RuleDecision(rule, true, 1, 0, 1000, 0, 0, new RuleDecision.Take(1_030_000, 0, 0, 7), source);
     }
 
     private void tripBreaker() {
@@ -285,6 +349,26 @@ class FailoverLimiterTest {
             }
             return Decision.of(out);
         }
+
+        int renewed;
+        int settled;
+
+        @Override
+        public synchronized boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+            calls++;
+            if (failing) throw failure;
+            renewed += acquisitions.size();
+            boolean[] held = new boolean[acquisitions.size()];
+            java.util.Arrays.fill(held, true);
+            return held;
+        }
+
+        @Override
+        public synchronized void settle(List<Settlement> settlements) {
+            calls++;
+            if (failing) throw failure;
+            settled += settlements.size();
+        }
     }
 
     /** Records what the backstop was asked; decides without setting the source, which the limiter must fix. */
@@ -300,6 +384,24 @@ class FailoverLimiterTest {
                 out.add(new RuleDecision(a.rule(), allow, 0, allow ? 0 : 500, 1000, 0, Source.REDIS));
             }
             return Decision.of(out);
+        }
+
+        final List<Rule> renewedRules = new ArrayList<>();
+        int settled;
+
+        @Override
+        public synchronized boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
+            boolean[] held = new boolean[acquisitions.size()];
+            for (int i = 0; i < held.length; i++) {
+                renewedRules.add(acquisitions.get(i).rule());
+                held[i] = true;
+            }
+            return held;
+        }
+
+        @Override
+        public synchronized void settle(List<Settlement> settlements) {
+            settled += settlements.size();
         }
     }
 }
