@@ -22,16 +22,8 @@ LUA=${1:-filter/src/main/resources/dev/sluice/internal/redis}
 DECISIONS=${DECISIONS:-1024}
 BATCHES=${BATCHES:-1 8 16 64}
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
-# a resource with each `--[[ name.lua ]]` line replaced by that resource, recursively
-assemble() { awk -v dir="$LUA" '
-  function splice(f,   line, parts) {
-    while ((getline line < f) > 0) {
-      if (line ~ /^[ \t]*--\[\[ [a-z-]+\.lua \]\]$/) { split(line, parts, " "); splice(dir "/" parts[2]) }
-      else print line
-    }
-    close(f)
-  }
-  BEGIN { splice(dir "/" ARGV[1]); exit }' "$1"; }
+# a resource as RedisEngine assembles it (bench/assemble.awk)
+assemble() { awk -v dir="$LUA" -v main="$1" -f "$ROOT/bench/assemble.awk"; }
 if [ -f "$LUA/decide-one.lua" ]; then
   assemble decide-one.lua >"$WORK/one.lua"; assemble decide-batch.lua >"$WORK/batch.lua"
 else

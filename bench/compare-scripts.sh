@@ -20,16 +20,8 @@ command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 CASES="token-bucket fixed-window sliding-window-counter leaky-bucket gcra token-bucket-denied two-rules-one-denies three-rules"
 
-# decide-one.lua with each `--[[ name.lua ]]` line replaced by that resource, recursively (as RedisEngine does)
-assemble() { awk -v dir="$1" '
-  function splice(f,   line, parts) {
-    while ((getline line < f) > 0) {
-      if (line ~ /^[ \t]*--\[\[ [a-z-]+\.lua \]\]$/) { split(line, parts, " "); splice(dir "/" parts[2]) }
-      else print line
-    }
-    close(f)
-  }
-  BEGIN { splice(dir "/decide-one.lua"); exit }'; }
+# decide-one.lua as RedisEngine assembles it from DIR (bench/assemble.awk)
+assemble() { awk -v dir="$1" -v main=decide-one.lua -f bench/assemble.awk; }
 
 # count DIR OUT: one server, every case; "case instructions-per-call" lines into OUT
 count() {

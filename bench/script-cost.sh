@@ -13,16 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 LUA=${1:-filter/src/main/resources/dev/sluice/internal/redis} # or an older tree's resources, to count them
-# decide-one.lua with each `--[[ name.lua ]]` line replaced by that resource, recursively (as RedisEngine does)
-SCRIPT=$(awk -v dir="$LUA" '
-  function splice(f,   line, parts) {
-    while ((getline line < f) > 0) {
-      if (line ~ /^[ \t]*--\[\[ [a-z-]+\.lua \]\]$/) { split(line, parts, " "); splice(dir "/" parts[2]) }
-      else print line
-    }
-    close(f)
-  }
-  BEGIN { splice(dir "/decide-one.lua"); exit }')
+# decide-one.lua as RedisEngine assembles it (bench/assemble.awk)
+SCRIPT=$(awk -v dir="$LUA" -v main=decide-one.lua -f bench/assemble.awk)
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 
 instructions() { # calls script argfile keys... -> total instructions of a redis-server that ran the script `calls` times (argfile -: no ARGV)

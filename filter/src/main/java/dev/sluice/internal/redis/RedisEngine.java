@@ -93,8 +93,13 @@ import java.util.regex.Pattern;
  */
 public final class RedisEngine implements RateLimiter {
 
-    /** Where decide.lua takes a fragment: a line holding only {@code --[[ name.lua ]]}. */
-    private static final Pattern FRAGMENT = Pattern.compile("(?m)^[ \\t]*--\\[\\[ ([a-z-]+\\.lua) ]]$");
+    /**
+     * Where a script takes a fragment: a line holding only {@code --[[ name.lua ]]} (the resource up to
+     * its first section) or {@code --[[ name.lua#section ]]} (that section of it).
+     */
+    private static final Pattern FRAGMENT = Pattern.compile("(?m)^[ \\t]*--\\[\\[ ([a-z-]+\\.lua)(?:#([a-z-]+))? ]]$");
+    /** Where a section of a fragment begins: a line holding only {@code --[[ #section ]]}; it ends at the next. */
+    private static final Pattern SECTION = Pattern.compile("(?m)^--\\[\\[ #([a-z-]+) ]]\\n");
     static final String SCRIPT = assemble("decide-one.lua");
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
     static final String SHA = sha1Hex(SCRIPT_BYTES);
@@ -598,12 +603,29 @@ public final class RedisEngine implements RateLimiter {
 
     /** A script resource with each fragment it names spliced in where it names it, and theirs in them. */
     private static String assemble(String name) {
-        Matcher fragment = FRAGMENT.matcher(resource(name));
+        return assemble(name, null);
+    }
+
+    private static String assemble(String name, String section) {
+        Matcher fragment = FRAGMENT.matcher(section(name, section));
         StringBuilder script = new StringBuilder();
         while (fragment.find()) {
-            fragment.appendReplacement(script, Matcher.quoteReplacement(assemble(fragment.group(1))));
+            fragment.appendReplacement(script, Matcher.quoteReplacement(assemble(fragment.group(1), fragment.group(2))));
         }
         return fragment.appendTail(script).toString();
+    }
+
+    /** Resource {@code name} up to its first section ({@code section} null), or that section of it. */
+    private static String section(String name, String section) {
+        String text = resource(name);
+        Matcher marker = SECTION.matcher(text);
+        int from = section == null ? 0 : -1;
+        while (marker.find()) {
+            if (from >= 0) return text.substring(from, marker.start());
+            if (marker.group(1).equals(section)) from = marker.end();
+        }
+        if (from < 0) throw new IllegalStateException("script resource " + name + " has no section " + section);
+        return text.substring(from);
     }
 
     private static SharedRoundTrips.BatchScript batchScript(String script) {

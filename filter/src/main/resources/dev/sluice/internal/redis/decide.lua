@@ -42,15 +42,19 @@ by the enforcing rules. A rule that would admit a denied request reports allowed
 figures of its untouched state; so does every rule of a call in modes 2 and 3, which writes no
 decision (a request on Redis Cluster whose rules live in different slots: see RedisEngine).
 
-Each algorithm is a fragment, spliced in below where its name stands (RedisEngine assembles the
-script once): a block of plain code, the translation of its dev.sluice.internal.algorithm class,
-that reads key, now, limit, window, burst, max_delay and cost, reads the key and writes nothing,
-and sets what the class's Verdict holds: admits; remaining_now, reset_now, next_now (the figures
-when nothing is taken; next is the time until remaining grows, 0 when waiting cannot raise it);
-retry (denied); remaining_after, reset_after, next_after, delay, taken_ms, taken_fraction
-(admitted); and what to write: state and ttl (SET key state PX ttl), or for sliding-window-log the
-time its entries are logged at, in state. give-back.lua, the translation of the classes'
-giveBack, writes the state given back (SETRANGE, ZREM) before the fragment reads it.
+Each algorithm is one file, the translation of its dev.sluice.internal.algorithm class, spliced in
+where its name stands (RedisEngine assembles the scripts once: a line naming name.lua takes the file
+up to its first section, one naming name.lua#section that section). Its first part decides: a block of
+plain code that reads key, now, limit, window, burst, max_delay and cost, reads the key and writes
+nothing, and sets what the class's Verdict holds: admits; remaining_now, reset_now, next_now (the
+figures when nothing is taken; next is the time until remaining grows, 0 when waiting cannot raise
+it); retry (denied); remaining_after, reset_after, next_after, delay, taken_ms, taken_fraction
+(admitted); and what to write: state and ttl (SET key state PX ttl, below, for the one-value
+states), or for sliding-window-log and concurrency what its section #write adds to the sorted set.
+Its section #give-back, the class's giveBack, writes the state given back (SETRANGE, ZREM) before
+the first part reads it; give-back.lua holds what every give-back shares (the once-only check, the
+state read) and picks the algorithm's section. Sections are spliced text, not functions: a Lua call
+would cost hundreds of instructions per request, and the assembled script is the same code either way.
 
 The time on Redis's clock is read once per script call (TIME): the requests of a batch share it.
 
@@ -150,41 +154,9 @@ for i = 1, n do
     if algorithm ~= 3 and algorithm ~= 7 then
       call('SET', key, state, 'PX', format('%d', ttl))
     elseif algorithm == 7 then
-      -- concurrency: the ended leases go, the slot is taken under the request's token
-      if log_foreign then
-        call('DEL', key)
-      end
-      call('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
-      call('ZADD', key, format('%d', taken_ms), state)
-      if call('PTTL', key) < ttl then
-        call('PEXPIRE', key, format('%d', ttl))
-      end
+      --[[ concurrency.lua#write ]]
     else
-      -- sliding-window-log: trim to the window, log cost entries at `state`, members the time and
-      -- the entry's index among those of that ms, 8 bytes (struct '>I6I2')
-      if log_foreign then
-        call('DEL', key)
-      end
-      call('ZREMRANGEBYSCORE', key, '-inf', format('%d', state - window))
-      local score = format('%d', state)
-      if not log_index then
-        log_index = call('ZCOUNT', key, score, score)
-      end
-      local logged = 0
-      while logged < cost do
-        local args = {}
-        local batch = cost - logged
-        if batch > 1000 then
-          batch = 1000
-        end
-        for j = 1, batch do
-          args[2 * j - 1] = score
-          args[2 * j] = encode('>I6I2', state, log_index + logged + j - 1)
-        end
-        call('ZADD', key, unpack(args))
-        logged = logged + batch
-      end
-      call('PEXPIRE', key, format('%d', ttl))
+      --[[ sliding-window-log.lua#write ]]
     end
     if not several then
       if algorithm == 5 then

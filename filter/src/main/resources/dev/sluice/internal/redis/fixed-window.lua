@@ -1,5 +1,6 @@
 --[[
 fixed-window.lua: dev.sluice.internal.algorithm.FixedWindow, a fragment of decide.lua.
+Sections: #give-back: the count given back.
 State: struct '<Bdd' 1, end ms, count (17 bytes): the count applies until its end, the end of
 the window it was counted in; PX = that end + MARGIN. Windows are aligned to the epoch. A
 request counted while a count applies adds to it and extends it to the end of its own window, so
@@ -63,4 +64,13 @@ else
     counted = (2251799813685248 - 2251799813685248 % window) / window
   end
   state, taken_ms, taken_fraction = encode('<Bdd', 1, at + after, counted), at + after, 0
+end
+--[[ #give-back ]]
+-- fixed-window (0: on a calendar): the count drops by the cost while it ends where the request left it
+if stored and #stored == 17 then
+  local tag, ends, count = decode('<Bdd', stored)
+  if tag == 1 and ends == taken_ms and count > 0 then
+    count = count > cost and count - cost or 0
+    call('SETRANGE', key, 0, encode('<Bdd', 1, ends, count))
+  end
 end

@@ -1,5 +1,6 @@
 --[[
 gcra.lua: dev.sluice.internal.algorithm.Gcra, a fragment of decide.lua.
+Sections: #give-back: the TAT (a leaky bucket's next free slot: the same state) moved back.
 State: struct '<BdI7I4I7' 6, the latest time a request took at (ms), how far the TAT is ahead of it
 (in ms x limit), the limit that is counted in, refunded (what was given back so far, modulo 2^52);
 27 bytes; PX = time until the TAT + MARGIN. The emission interval window / limit is exactly `window` units
@@ -88,5 +89,46 @@ else
     taken_ms, taken_fraction = now + whole, after - whole * limit
     state, ttl = encode('<BdI7I4I7', 6, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
     taken_given = refunded
+  end
+end
+--[[ #give-back ]]
+-- leaky-bucket, gcra: the next free slot or TAT moves back as much (Gcra.givenBack), never before
+-- now but when the request is undone
+if stored and #stored == 27 then
+  local tag, stamp, ahead_of_stamp, scale, refunded = decode('<BdI7I4I7', stored)
+  if tag == algorithm and scale == limit then
+    local remainder = ahead_of_stamp % scale
+    local ms = stamp + (ahead_of_stamp - remainder) / scale
+    local back_ms, back_remainder
+    if refunded == taken_given and ms == taken_ms and remainder == taken_fraction then
+      local back = remainder - cost * window -- untouched since the take: undone, not before the stored time
+      back_remainder = back % limit
+      back_ms = ms + (back - back_remainder) / limit
+      if back_ms < stamp then
+        back_ms, back_remainder = stamp, 0
+      end
+    else
+      local at = stamp > now and stamp or now
+      local refund = 0
+      if taken_ms >= at and (ms > at or ms == at and remainder > 0) then
+        refund = bound((taken_ms - at) * limit + taken_fraction, refunded - taken_given, limit)
+        if refund > cost * window then
+          refund = cost * window
+        end
+      end
+      if refund > 0 then
+        local back = remainder - refund
+        back_remainder = back % limit
+        back_ms = ms + (back - back_remainder) / limit
+        if back_ms < at then -- never before now: what comes back is what the lead held
+          refund, back_ms, back_remainder = (ms - at) * limit + remainder, at, 0
+        end
+        refunded = counted(refunded, refund, limit)
+      end
+    end
+    if back_ms then
+      call('SETRANGE', key, 0, encode('<BdI7I4I7', algorithm, stamp, (back_ms - stamp) * limit + back_remainder, scale,
+          refunded))
+    end
   end
 end

@@ -1,5 +1,6 @@
 --[[
 leaky-bucket.lua: dev.sluice.internal.algorithm.LeakyBucket, a fragment of decide.lua.
+Its give-back is gcra.lua's #give-back (the same state, tagged 5).
 State: struct '<BdI7I4I7' 5, the latest time a request took at (ms), how far the next free slot is
 ahead of it (in ms x limit), the limit that is counted in, refunded (what was given back so far,
 modulo 2^52); 27 bytes; PX = time until the queue has drained + MARGIN. A slot is `window` units

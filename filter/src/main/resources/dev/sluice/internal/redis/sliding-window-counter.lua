@@ -1,6 +1,8 @@
 --[[
 sliding-window-counter.lua: dev.sluice.internal.algorithm.SlidingWindowCounter, a fragment of
-decide.lua. State: struct '<Bddd' 2, end ms (of the current count's window), current, previous
+decide.lua.
+Sections: #give-back: the counts given back.
+State: struct '<Bddd' 2, end ms (of the current count's window), current, previous
 (25 bytes); PX = end of the next window + MARGIN. Counts are weighted in units of ms
 (count x window) to stay integers. A stored end is read rounded up to a multiple of the window
 (it is one unless the window changed).
@@ -94,4 +96,17 @@ else
   admits, reset_after, delay = true, start + 2 * window - now, 0
   state, ttl = encode('<Bddd', 2, start + window, counted, previous), start + 2 * window - now + MARGIN
   taken_ms, taken_fraction = start + window, 0
+end
+--[[ #give-back ]]
+-- sliding-window-counter: off the current count in the request's window, off the previous in the next
+if stored and #stored == 25 then
+  local tag, ends, current, previous = decode('<Bddd', stored)
+  if tag == 2 and (ends == taken_ms or ends == taken_ms + window) then
+    if ends == taken_ms then
+      current = current > cost and current - cost or 0
+    else
+      previous = previous > cost and previous - cost or 0
+    end
+    call('SETRANGE', key, 0, encode('<Bddd', 2, ends, current, previous))
+  end
 end

@@ -1,5 +1,6 @@
 --[[
 sliding-window-log.lua: dev.sluice.internal.algorithm.SlidingWindowLog, a fragment of decide.lua.
+Sections: #write logs the entries; #give-back removes them.
 State: a sorted set, one entry per admitted token: score = its time in ms, member = the time and
 its index among the entries of that ms, 8 bytes (struct '>I6I2'; unique whatever the rule's
 figures, which may change: a plan switch, a reload). Trimmed to the window on each
@@ -39,4 +40,54 @@ else
   admits, remaining_after, reset_after, next_after, delay = true, limit - in_window - cost, at + window - now,
       oldest + window - now, 0
   state, ttl, taken_ms, taken_fraction = at, at + window - now + MARGIN, at, 0
+end
+--[[ #write ]]
+-- sliding-window-log: trim to the window, log cost entries at `state`, members the time and
+-- the entry's index among those of that ms, 8 bytes (struct '>I6I2')
+if log_foreign then
+  call('DEL', key)
+end
+call('ZREMRANGEBYSCORE', key, '-inf', format('%d', state - window))
+local score = format('%d', state)
+if not log_index then
+  log_index = call('ZCOUNT', key, score, score)
+end
+local logged = 0
+while logged < cost do
+  local args = {}
+  local batch = cost - logged
+  if batch > 1000 then
+    batch = 1000
+  end
+  for j = 1, batch do
+    args[2 * j - 1] = score
+    args[2 * j] = encode('>I6I2', state, log_index + logged + j - 1)
+  end
+  call('ZADD', key, unpack(args))
+  logged = logged + batch
+end
+call('PEXPIRE', key, format('%d', ttl))
+--[[ #give-back ]]
+-- sliding-window-log: remove `cost` of the entries logged at taken_ms, those of that ms with the
+-- highest indices, so that its indices stay 0 .. count - 1 (decide.lua numbers new ones from the count)
+local score = format('%d', taken_ms)
+local count = pcall('ZCOUNT', key, score, score)
+if type(count) == 'number' and count > 0 then
+  local back = cost
+  if back > count then
+    back = count
+  end
+  local removed = 0
+  while removed < back do
+    local members = {}
+    local batch = back - removed
+    if batch > 1000 then
+      batch = 1000
+    end
+    for j = 1, batch do
+      members[j] = encode('>I6I2', taken_ms, count - removed - j)
+    end
+    call('ZREM', key, unpack(members))
+    removed = removed + batch
+  end
 end

@@ -1,5 +1,6 @@
 --[[
 token-bucket.lua: dev.sluice.internal.algorithm.TokenBucket, a fragment of decide.lua.
+Sections: #give-back: the tokens given back.
 State: struct '<Bi7I6I7I7' 4, tokens x window (signed: a charge past empty leaves a debt, negative
 tokens; written unsigned before 0.3, the same bytes for every value it wrote), ms, window, refunded
 (what was given back so far, modulo 2^52; 28 bytes: ms below 2^48, the year 10889); PX = time to a full
@@ -95,4 +96,32 @@ else
   state, ttl = encode('<Bi7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
   taken_fraction, taken_given = x % limit, refunded
   taken_ms = at + (x - taken_fraction) / limit
+end
+--[[ #give-back ]]
+-- token-bucket: if nothing was taken or given back since (the bucket would be full when the take
+-- left it, the refund counter unmoved), undone exactly; else the cost, at most what refills
+-- between now and that moment, less what was given back since (RateAlgorithm.refundBound)
+if stored and #stored == 28 then
+  local tag, units, stamp, scale, refunded = decode('<Bi7I6I7I7', stored)
+  if tag == 4 and scale == window then
+    local debt = burst * window - units
+    local debt_fraction = debt % limit
+    local refund = 0
+    if refunded == taken_given and stamp + (debt - debt_fraction) / limit == taken_ms and debt_fraction == taken_fraction then
+      refund = cost * window -- untouched since the take: undone
+    else
+      local at = stamp > now and stamp or now
+      if taken_ms >= at then
+        refund = bound((taken_ms - at) * limit + taken_fraction, refunded - taken_given, window)
+        if refund > cost * window then
+          refund = cost * window
+        end
+      end
+      if refund > 0 then
+        refunded = counted(refunded, refund, window)
+      end
+    end
+    units = units + refund
+    call('SETRANGE', key, 0, encode('<Bi7I6I7I7', 4, units, stamp, scale, refunded))
+  end
 end
