@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -79,9 +81,9 @@ public final class SluiceMetrics {
     final LongAdder reloadFailures = new LongAdder();
     private volatile String lastReloadOutcome = "none";
     private volatile long lastReloadAt;
-    private volatile java.util.function.IntSupplier deniedCacheSize = () -> 0;
-    private volatile java.util.function.IntSupplier slotsHeld = () -> 0;
-    private volatile java.util.function.LongSupplier leasesLost = () -> 0;
+    private volatile IntSupplier deniedCacheSize = () -> 0;
+    private volatile IntSupplier slotsHeld = () -> 0;
+    private volatile LongSupplier leasesLost = () -> 0;
     private volatile Operations operations = Operations.NONE;
     private final InstanceView view = new InstanceView();
     final LatencyHistogram latency = new LatencyHistogram(LATENCY_WINDOW_NANOS);
@@ -396,7 +398,7 @@ public final class SluiceMetrics {
     }
 
     /** The concurrency slots held now by this instance's requests, and how many leases ended before they were renewed. */
-    public void leases(java.util.function.IntSupplier held, java.util.function.LongSupplier lost) {
+    public void leases(IntSupplier held, LongSupplier lost) {
         this.slotsHeld = held;
         this.leasesLost = lost;
     }
@@ -410,7 +412,7 @@ public final class SluiceMetrics {
     }
 
     /** How many denials the denied-client cache holds now. */
-    public void deniedCache(java.util.function.IntSupplier size) {
+    public void deniedCache(IntSupplier size) {
         this.deniedCacheSize = size;
     }
 

@@ -5,7 +5,10 @@ import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.LimiterUnavailableException;
+import dev.sluice.limiter.RateLimiter;
 import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.RuleDecision;
 import dev.sluice.limiter.Settlement;
 import dev.sluice.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
@@ -120,14 +123,14 @@ class LeasesTest {
     void manySlotsDueAtOnceAreRenewedInCallsOfAtMostAFewHundred() {
         int[] calls = {0};
         LocalEngine counting = new LocalEngine(clock, 10_000);
-        Leases many = new Leases(new dev.sluice.limiter.RateLimiter() {
+        Leases many = new Leases(new RateLimiter() {
             @Override
             public Decision decide(List<Acquisition> acquisitions) {
                 return counting.decide(acquisitions);
             }
 
             @Override
-            public boolean[] renew(List<Acquisition> acquisitions, List<dev.sluice.limiter.RuleDecision> taken) {
+            public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
                 calls[0]++;
                 assertThat(acquisitions.size()).isLessThanOrEqualTo(Leases.MAX_PER_CALL);
                 return counting.renew(acquisitions, taken);
@@ -151,16 +154,16 @@ class LeasesTest {
     void aRenewalThatFailedIsTriedAgainInASecond() {
         boolean[] failing = {true};
         int[] calls = {0};
-        Leases retrying = new Leases(new dev.sluice.limiter.RateLimiter() {
+        Leases retrying = new Leases(new RateLimiter() {
             @Override
             public Decision decide(List<Acquisition> acquisitions) {
                 return engine.decide(acquisitions);
             }
 
             @Override
-            public boolean[] renew(List<Acquisition> acquisitions, List<dev.sluice.limiter.RuleDecision> taken) {
+            public boolean[] renew(List<Acquisition> acquisitions, List<RuleDecision> taken) {
                 calls[0]++;
-                if (failing[0]) throw new dev.sluice.limiter.LimiterUnavailableException("away", null, true);
+                if (failing[0]) throw new LimiterUnavailableException("away", null, true);
                 return engine.renew(acquisitions, taken);
             }
         }, () -> "retrying", nanos::get, false);

@@ -20,7 +20,9 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -46,7 +48,7 @@ class ConcurrencyEquivalenceTest {
 
     private static JedisPooled jedis;
     /** What the local engine was given back already: it has no once key (nothing resends underneath it). */
-    private static final Set<RuleDecision> localReleased = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    private static final Set<RuleDecision> localReleased = Collections.newSetFromMap(new IdentityHashMap<>());
 
     @BeforeAll
     static void connect() {
