@@ -2,6 +2,7 @@ package dev.sluice.it;
 
 import dev.sluice.it.support.ExampleApp;
 import dev.sluice.it.support.Http;
+import dev.sluice.testing.Poll;
 import dev.sluice.testing.RedisProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -11,10 +12,14 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,7 +42,8 @@ class RedisOutageIT {
     void start() throws Exception {
         redis = RedisProcess.start();
         app = WebApp.start(ExampleApp.named("outage").with("redis.url", redis.url(), "redis.timeout", TIMEOUT_MS + "ms",
-                "rule.api.limit", "100000", "rule.api.window", "1m", "rule.api.fallback-limit", "100000").sluice());
+                "rule.api.limit", "100000", "rule.api.window", "1m", "rule.api.fallback-limit", "100000",
+                "rule.exports.fallback-limit", "1").sluice());
     }
 
     @AfterEach
@@ -85,6 +91,35 @@ class RedisOutageIT {
                 p99, TIMEOUT_MS, recoveredMs);
         assertThat(recoveredMs).as("ms until Redis decides again").isBetween(0L, 3_000L);
         assertThat((String) jmx.getAttribute(bean, "BreakerState")).isEqualTo("CLOSED");
+    }
+
+    /**
+     * A concurrency rule while Redis is away (the example's {@code exports}, open, 2 slots, 1 in the
+     * backstop): the backstop counts the client's exports in flight on this instance, refuses one past
+     * its {@code fallback-limit} saying that limit, and frees the slot when its export answers.
+     */
+    @Test
+    void killedRedisLeavesExportsInFlightCountedByTheBackstop() throws Exception {
+        assertThat(Http.get(app.uri("/exports/before?ms=0")).statusCode()).isEqualTo(200);
+        redis.kill();
+        CompletableFuture<HttpResponse<String>> running = Http.getAsync(app.uri("/exports/a?ms=15000&until=outage"));
+        AtomicReference<HttpResponse<String>> last = new AtomicReference<>();
+        Poll.until(Duration.ofSeconds(10), "a second export refused while the first runs", () -> {
+            last.set(Http.get(app.uri("/exports/b?ms=0"))); // admitted (and done at once) until the first runs
+            return last.get().statusCode() == 429;
+        });
+        HttpResponse<String> refused = last.get();
+        assertThat(refused.headers().firstValue("RateLimit-Policy")).as("the limit that decided: the backstop's")
+                .hasValue("\"exports\";q=1");
+        assertThat(refused.headers().firstValue("X-RateLimit-Limit")).hasValue("1");
+        assertThat(refused.body()).contains("\"violated-policies\":[\"exports\"]");
+
+        HttpResponse<String> released = Http.post(app.uri("/exports/stats/release?until=outage"));
+        assertThat(released.body().trim()).isEqualTo("released 1");
+        assertThat(running.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(Http.get(app.uri("/exports/c?ms=0")).statusCode()).as("its slot freed in the backstop").isEqualTo(200);
+        assertThat((Long) ManagementFactory.getPlatformMBeanServer().getAttribute(limiterBean(), "FallbackDecisions"))
+                .isGreaterThanOrEqualTo(3);
     }
 
     @Test

@@ -82,6 +82,47 @@ public interface ConcurrencyContract extends ContainerTest {
     }
 
     /**
+     * A plan gives its clients their own number of slots (here the pro plan 2, a client without a plan
+     * 1), and a concurrency rule in dry-run counts slots, sends its fields and refuses nobody.
+     */
+    @Test
+    default void aPlanHasItsOwnSlotsAndADryRunRuleRefusesNobody() throws Exception {
+        String pro = "demo-pro-key"; // the example's key of a pro customer (ApiKeyFilter: attribute plan=pro)
+        try (Deployment app = container().deploy(ExampleApp.named("slot-plans").with("rule.exports.limit", "1",
+                "rule.exports.plan", "attr:plan", "rule.exports.plans", "pro", "rule.exports.plan.pro.limit", "2"), 1)) {
+            List<CompletableFuture<HttpResponse<String>>> running = List.of(
+                    Http.getAsync(app.uri(0, "/exports/a?ms=15000&until=plans")),
+                    Http.getAsync(app.uri(0, "/exports/b?ms=15000&until=plans"), "X-Api-Key", pro),
+                    Http.getAsync(app.uri(0, "/exports/c?ms=15000&until=plans"), "X-Api-Key", pro));
+            ExportStats.awaitInFlight(app, 0, CLIENT, 1);
+            ExportStats.awaitInFlight(app, 0, pro, 2);
+
+            assertRefusedForWantOfASlot(app.get(0, "/exports/d?ms=0"), 1);
+            assertRefusedForWantOfASlot(app.get(0, "/exports/e?ms=0", "X-Api-Key", pro), 2);
+            assertThat(ExportStats.of(app, 0).client(pro).maxInFlight()).as("the pro customer's two at once").isEqualTo(2);
+
+            assertThat(ExportStats.release(app, 0, "plans")).isEqualTo(3);
+            for (CompletableFuture<HttpResponse<String>> export : running) {
+                assertThat(export.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            }
+        }
+        try (Deployment app = container().deploy(ExampleApp.named("slot-dry-run").with("rule.exports.limit", "1",
+                "rule.exports.mode", "dry-run"), 1)) {
+            CompletableFuture<HttpResponse<String>> first = Http.getAsync(app.uri(0, "/exports/a?ms=15000&until=dry"));
+            ExportStats.awaitInFlight(app, 0, CLIENT, 1);
+            HttpResponse<String> over = app.get(0, "/exports/b?ms=0");
+            assertThat(over.statusCode()).as("a second export past the limit, in dry-run: admitted").isEqualTo(200);
+            assertThat(over.headers().firstValue("RateLimit-Policy")).hasValue("\"exports\";q=1");
+            assertThat(RateLimitField.freeSlots(over, "exports")).as("r: the fields say what enforcing would").isZero();
+            assertThat(app.mxbeanTotal("DryRunDenied")).as("counted as a refusal it did not make").isEqualTo(1);
+            assertThat(app.mxbeanTotal("Denied")).isZero();
+            assertThat(ExportStats.release(app, 0, "dry")).isEqualTo(1);
+            assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            assertThat(ExportStats.of(app, 0).client(CLIENT).maxInFlight()).as("both ran at once").isEqualTo(2);
+        }
+    }
+
+    /**
      * Concurrent clients send one client's exports (50 ms each) round-robin to three instances
      * sharing one Redis: the exports that ran at once, measured by the servlets themselves and laid
      * side by side, never outnumber the limit, though the crowd keeps every slot filled; the others
