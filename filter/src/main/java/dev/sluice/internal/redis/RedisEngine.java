@@ -99,7 +99,7 @@ public final class RedisEngine implements RateLimiter {
      */
     private static final Pattern FRAGMENT = Pattern.compile("(?m)^[ \\t]*--\\[\\[ ([a-z-]+\\.lua)(?:#([a-z-]+))? ]]$");
     /** Where a section of a fragment begins: a line holding only {@code --[[ #section ]]}; it ends at the next. */
-    private static final Pattern SECTION = Pattern.compile("(?m)^--\\[\\[ #([a-z-]+) ]]\\n");
+    private static final Pattern SECTION = Pattern.compile("(?m)^--\\[\\[ #([a-z-]+) ]]\\r?\\n");
     static final String SCRIPT = assemble("decide-one.lua");
     private static final byte[] SCRIPT_BYTES = SCRIPT.getBytes(StandardCharsets.UTF_8);
     static final String SHA = sha1Hex(SCRIPT_BYTES);
@@ -617,7 +617,11 @@ public final class RedisEngine implements RateLimiter {
 
     /** Resource {@code name} up to its first section ({@code section} null), or that section of it. */
     private static String section(String name, String section) {
-        String text = resource(name);
+        return section(name, resource(name), section);
+    }
+
+    /** {@code text}, resource {@code name}'s, up to its first section ({@code section} null), or that section. */
+    static String section(String name, String text, String section) {
         Matcher marker = SECTION.matcher(text);
         int from = section == null ? 0 : -1;
         while (marker.find()) {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The scripts Redis runs are assembled from one file per algorithm (its decision, then its sections
@@ -47,6 +48,18 @@ class ScriptAssemblyTest {
             // the give-backs come before the decisions that read what they wrote
             assertThat(script.indexOf("encode('<Bi7I6I7I7', 4, units, stamp, scale, refunded)"))
                     .isLessThan(script.indexOf("token-bucket.lua: dev.sluice.internal.algorithm.TokenBucket"));
+        }
+    }
+
+    @Test
+    void aSectionRunsFromItsMarkerToTheNextWhateverTheLineEnds() {
+        for (String end : List.of("\n", "\r\n")) {
+            String text = String.join(end, "-- decide", "--[[ #write ]]", "-- write", "--[[ #give-back ]]", "-- give back", "");
+            assertThat(RedisEngine.section("x.lua", text, null)).isEqualTo("-- decide" + end);
+            assertThat(RedisEngine.section("x.lua", text, "write")).isEqualTo("-- write" + end);
+            assertThat(RedisEngine.section("x.lua", text, "give-back")).isEqualTo("-- give back" + end);
+            assertThatThrownBy(() -> RedisEngine.section("x.lua", text, "renew"))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("x.lua has no section renew");
         }
     }
 
