@@ -224,9 +224,13 @@ public final class Sluice implements AutoCloseable {
      * apply). A client's counters belong to the rule and the client, whatever its plan.
      */
     public Rule rule(String ruleName, String plan) {
-        Rule own = rule(ruleName);
+        return withPlan(rule(ruleName), plan);
+    }
+
+    /** {@code own}'s figures for the clients of {@code plan} (null: none; unknown: its own), or null when unlimited. */
+    private Rule withPlan(Rule own, String plan) {
         if (plan == null) return own;
-        RuleConfig.Plan p = config.rule(ruleName).plan(plan);
+        RuleConfig.Plan p = config.rule(own.name()).plan(plan);
         return p == null ? own : p.rule();
     }
 
@@ -236,8 +240,7 @@ public final class Sluice implements AutoCloseable {
      * admits, with no rule in it.
      */
     public Decision tryAcquire(String ruleName, String plan, ClientKey clientKey) {
-        Rule figures = rule(ruleName, plan);
-        rateRule(rule(ruleName));
+        Rule figures = withPlan(rateRule(rule(ruleName)), plan);
         return figures == null ? Decision.none() : decide(List.of(new Acquisition(figures, clientKey, figures.cost())));
     }
 

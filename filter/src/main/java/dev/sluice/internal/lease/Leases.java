@@ -61,9 +61,8 @@ public final class Leases implements AutoCloseable {
     private final LongAdder lost = new LongAdder();
     private final LongAdder renewed = new LongAdder();
     private final AtomicLong lastLostLog = new AtomicLong(Long.MIN_VALUE);
-    private Thread renewer; // guarded by this
-    /** The renewer has been started (read without the lock on every hold). */
-    private volatile boolean started;
+    /** Written under the lock; read without it on every hold. */
+    private volatile Thread renewer;
     private boolean closed; // guarded by this
 
     /**
@@ -108,7 +107,7 @@ public final class Leases implements AutoCloseable {
         held.add(h);
         slots.addAndGet(slotAcquisitions.size());
         if (background) {
-            if (!started) startRenewer();
+            if (renewer == null) startRenewer();
             // the renewer looks at least once a second: a lease under 3 s could be due before it looks again
             if (h.renewEveryNanos < MAX_TICK_NANOS) wakeRenewer();
         }
@@ -264,7 +263,6 @@ public final class Leases implements AutoCloseable {
 
     private synchronized void startRenewer() {
         if (renewer != null || closed) return;
-        started = true;
         renewer = new Thread(this::renewWhileOpen, "sluice-leases-" + name.get());
         renewer.setDaemon(true);
         renewer.start();
