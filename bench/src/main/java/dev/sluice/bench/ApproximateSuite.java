@@ -38,17 +38,9 @@ public final class ApproximateSuite {
     }
 
     public static void main(String[] args) throws Exception {
-        Path out = null;
-        int rounds = 1;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--out" -> out = Path.of(args[++i]);
-                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i] + "; usage: --out DIR [--rounds N]");
-            }
-        }
-        if (out == null) throw new IllegalArgumentException("--out DIR is required");
-        Files.createDirectories(out);
+        OutAndRounds arguments = OutAndRounds.parse(args, 1);
+        Path out = arguments.out();
+        int rounds = arguments.rounds();
         String redisUrl = BenchRedis.uri().toString();
 
         Map<String, List<Double>> ops = new LinkedHashMap<>();

@@ -47,17 +47,9 @@ public final class RedisCpuAnchor {
     }
 
     public static void main(String[] args) throws Exception {
-        Path out = null;
-        int rounds = 3;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--out" -> out = Path.of(args[++i]);
-                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("usage: --out DIR [--rounds N]");
-            }
-        }
-        if (out == null) throw new IllegalArgumentException("--out DIR is required");
-        Files.createDirectories(out);
+        OutAndRounds arguments = OutAndRounds.parse(args, 3);
+        Path out = arguments.out();
+        int rounds = arguments.rounds();
         Map<String, List<Sample>> samples = new LinkedHashMap<>();
         try (Jedis admin = BenchRedis.admin()) {
             String minimal = admin.scriptLoad(MINIMAL);

@@ -73,17 +73,9 @@ public final class SettlementCpu {
     }
 
     public static void main(String[] args) throws Exception {
-        Path out = null;
-        int rounds = 5;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--out" -> out = Path.of(args[++i]);
-                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("usage: --out DIR [--rounds N]");
-            }
-        }
-        if (out == null) throw new IllegalArgumentException("--out DIR is required");
-        Files.createDirectories(out);
+        OutAndRounds arguments = OutAndRounds.parse(args, 5);
+        Path out = arguments.out();
+        int rounds = arguments.rounds();
         String loadBefore = loadAverage();
         Map<String, List<Sample>> samples = new LinkedHashMap<>();
         for (int round = 1; round <= rounds; round++) {
