@@ -28,7 +28,7 @@
 #           bench/guard.sh runs as a test)
 #   settle  issue 16: Redis CPU per operation (INFO cpu) of those requests and renewals, next to a
 #           token-bucket decision measured in the same run (64 threads, 10,000 keys), 5 rounds
-#           round-robin (SETTLE_ROUNDS), with round trips and commands per operation (33 to 45 s)
+#           round-robin (SETTLE_ROUNDS, 3), with round trips and commands per operation (20 to 30 s)
 #   and writes bench/results/<timestamp>/RESULTS.md.
 #
 # Usage: bench/run.sh                 # every part, ~15 minutes on 2 cores (ROUNDS=1; ~14 before the settle part)
@@ -61,7 +61,7 @@ ROUNDS=${ROUNDS:-1}
 PARTS=${PARTS:-redis,local,filter,commands,flood,shapes,approx}
 IMPLS=${IMPLS:-sluice,sluice-unshared,bucket4j,floor}
 VARIANTS=${VARIANTS:-none local local-no-headers evalsha redis redis-denied}
-HTTP_SECONDS=${HTTP_SECONDS:-5}
+HTTP_SECONDS=${HTTP_SECONDS:-4}
 HTTP_RUNS=${HTTP_RUNS:-3}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=${OUT:-$ROOT/bench/results/$STAMP}
@@ -153,12 +153,12 @@ if part redis-benchmark && [ -z "${SKIP_REDIS_BENCHMARK:-}" ]; then
     echo "|---|---:|---:|---:|"
     for keys in hot 10k; do
       for c in 1 8 64; do
-        rps=(); p50=()
+        rps=(); p50=(); n=40000; [ "$c" = 1 ] && n=20000 # one connection: one call at a time, the slowest
         for _ in 1 2 3; do
           if [ "$keys" = hot ]; then
-            line=$(redis-benchmark -p "$REDIS_PORT" -c "$c" -n 40000 -q evalsha "$SHA" 1 rb:hot 2>/dev/null | tr '\r' '\n' | grep -a 'requests per second' | tail -1)
+            line=$(redis-benchmark -p "$REDIS_PORT" -c "$c" -n "$n" -q evalsha "$SHA" 1 rb:hot 2>/dev/null | tr '\r' '\n' | grep -a 'requests per second' | tail -1)
           else
-            line=$(redis-benchmark -p "$REDIS_PORT" -c "$c" -n 40000 -r 10000 -q evalsha "$SHA" 1 rb:__rand_int__ 2>/dev/null | tr '\r' '\n' | grep -a 'requests per second' | tail -1)
+            line=$(redis-benchmark -p "$REDIS_PORT" -c "$c" -n "$n" -r 10000 -q evalsha "$SHA" 1 rb:__rand_int__ 2>/dev/null | tr '\r' '\n' | grep -a 'requests per second' | tail -1)
           fi
           rps+=("$(sed -E 's/.*: ([0-9.]+) requests per second.*/\1/' <<<"$line")")
           p50+=("$(sed -E 's/.*p50=([0-9.]+) msec.*/\1/' <<<"$line")")
@@ -195,7 +195,7 @@ if part http && [ -z "${SKIP_HTTP:-}" ]; then
   for variant in $VARIANTS; do
     for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:${hport[$variant]}/" && break; sleep 0.1; done
     log "HTTP: $variant on 127.0.0.1:${hport[$variant]}, warming up"
-    wrk -t2 -c64 -d3s "http://127.0.0.1:${hport[$variant]}/" >/dev/null # JIT, pool connections
+    wrk -t2 -c64 -d2s "http://127.0.0.1:${hport[$variant]}/" >/dev/null # JIT, pool connections
   done
   http_load=$(uptime | sed 's/.*load average: //')
   for run in $(seq "$HTTP_RUNS"); do
@@ -310,9 +310,9 @@ fi
 
 # ---------------------------------------------------------------- what a concurrency slot and a settlement cost (issue 16)
 if part settle && [ -z "${SKIP_SETTLE:-}" ]; then
-  log "Redis CPU per request with a concurrency slot or a settled cost, per slot renewed, against a token-bucket decision; rounds=${SETTLE_ROUNDS:-5}"
+  log "Redis CPU per request with a concurrency slot or a settled cost, per slot renewed, against a token-bucket decision; rounds=${SETTLE_ROUNDS:-3}"
   java -Dsluice.bench.redis="$REDIS_URL" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" \
-    dev.sluice.bench.SettlementCpu --out "$OUT" --rounds "${SETTLE_ROUNDS:-5}" | tee "$OUT/settle.log"
+    dev.sluice.bench.SettlementCpu --out "$OUT" --rounds "${SETTLE_ROUNDS:-3}" | tee "$OUT/settle.log"
   cat "$OUT/settle.md"
 fi
 

@@ -208,8 +208,9 @@ public final class Suite {
         return m;
     }
 
+    /** Measured 1 s iterations per trial: 3 (a trial's fork and set-up take about 3 s more; bench/run.sh's ~15 minute budget). */
     private int iterations(Trial trial) {
-        return trial.section().equals("redis") ? 4 : 3;
+        return 3;
     }
 
     private RunResult runTrial(Trial trial) throws RunnerException {
