@@ -286,7 +286,7 @@ if part tomcat && [ -z "${SKIP_TOMCAT:-}" ]; then
   java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.TomcatDistribution --home "$TOMCAT_HOME" \
     --lib "$ROOT/bench/target/tomcat-webapp-lib" --wrk-script "$ROOT/bench/wrk/report.lua" --out "$OUT" \
     --variants "${tv// /,}" --connections "${TOMCAT_CONNECTIONS:-32,64}" --rounds "${TOMCAT_ROUNDS:-3}" \
-    --seconds "${TOMCAT_SECONDS:-5}" --warmup "${TOMCAT_WARMUP:-4}" ${PROFILE:+--profile "$ASYNC_PROFILER"} \
+    --seconds "${TOMCAT_SECONDS:-5}" --warmup "${TOMCAT_WARMUP:-3}" ${PROFILE:+--profile "$ASYNC_PROFILER"} \
     ${PROFILE:+--profile-seconds "${PROFILE_SECONDS:-10}"} | tee "$OUT/tomcat.log"
   [ -f "$OUT/tomcat.md" ] && cat "$OUT/tomcat.md"
   [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"

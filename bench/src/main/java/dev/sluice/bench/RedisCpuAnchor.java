@@ -37,7 +37,7 @@ public final class RedisCpuAnchor {
     static final int KEYS = 10_000;
     static final int PIPELINE = 16;
     /** Sluice's decisions per measurement (after as many to open connections and create the keys). */
-    static final int DECISIONS = 50_000;
+    static final int DECISIONS = 30_000;
 
     /** One measurement: Redis CPU per call (or decision), calls per second, and for Sluice its counts. */
     record Sample(String what, double redisCpuMicros, double perSecond, double roundTrips, double commands) {
@@ -59,8 +59,8 @@ public final class RedisCpuAnchor {
                 // commands per call: the EVALSHA and what the script runs
                 r.add(redisBenchmark(admin, ANCHOR, minimal, 4, PIPELINE, 400_000));
                 r.add(redisBenchmark(admin, "redis-benchmark -P 16: `return 1`", one, 1, PIPELINE, 1_000_000));
-                r.add(redisBenchmark(admin, "redis-benchmark, not pipelined: the minimal limiter script", minimal, 4, 1, 200_000));
-                r.add(redisBenchmark(admin, "redis-benchmark, not pipelined: `return 1`", one, 1, 1, 200_000));
+                r.add(redisBenchmark(admin, "redis-benchmark, not pipelined: the minimal limiter script", minimal, 4, 1, 100_000));
+                r.add(redisBenchmark(admin, "redis-benchmark, not pipelined: `return 1`", one, 1, 1, 100_000));
                 for (String algorithm : Suite.ALGORITHMS) {
                     if (!Suite.implemented(algorithm)) continue;
                     try (Contender c = Contenders.create("sluice", Workload.KEYS_10K, algorithm, true)) {

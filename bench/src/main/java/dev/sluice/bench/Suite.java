@@ -218,7 +218,7 @@ public final class Suite {
                 .include(java.util.regex.Pattern.quote(trial.benchmark()) + "\\.")
                 .threads(trial.threads())
                 .forks(1)
-                .warmupIterations(trial.section().equals("filter") ? 2 : 1)
+                .warmupIterations(1)
                 .warmupTime(TimeValue.seconds(1))
                 .measurementIterations(iterations(trial))
                 .measurementTime(TimeValue.seconds(1))
