@@ -111,7 +111,7 @@ public final class ApproximateSuite {
                 .warmupIterations(1)
                 .warmupTime(TimeValue.seconds(1))
                 .measurementIterations(3)
-                .measurementTime(TimeValue.seconds(1))
+                .measurementTime(TimeValue.milliseconds(500)) // a local decision is tens of ns: millions per iteration
                 .jvmArgsAppend("-Dsluice.bench.redis=" + redisUrl, "-Xms1g", "-Xmx1g", "-XX:+UseParallelGC")
                 .param("workload", workload)
                 .param("algorithm", "fixed-window")
