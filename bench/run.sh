@@ -31,7 +31,7 @@
 #           round-robin (SETTLE_ROUNDS, 3), with round trips and commands per operation (20 to 30 s)
 #   and writes bench/results/<timestamp>/RESULTS.md.
 #
-# Usage: bench/run.sh                 # every part, ~15 minutes on 2 cores (ROUNDS=1; ~14 before the settle part)
+# Usage: bench/run.sh                 # every part but alloc, under 15 minutes on 2 cores (ROUNDS=1; 14 min 38 s from a clean clone in BENCHMARKS.md's run R4)
 #        bench/run.sh tomcat          # one part (or several: bench/run.sh tomcat anchor)
 #        PROFILE=1 bench/run.sh tomcat   # and the profiles on the distribution (~3 minutes more)
 #        PROFILE=1 bench/run.sh alloc    # bytes per request and where they go, on a busy machine too (~3 minutes)
