@@ -17,6 +17,7 @@
 #        tree's; pass an older tree's to count it)   DECISIONS=1024 BATCHES="1 8 16 64"
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/free-port.sh # free_port
 ROOT=$(pwd)
 LUA=${1:-filter/src/main/resources/dev/sluice/internal/redis}
 DECISIONS=${DECISIONS:-1024}
@@ -56,7 +57,7 @@ resp() { # kind script-file batch out
 }
 
 count() { # kind script-file batch -> instructions per decision
-  local kind=$1 script=$2 b=$3 port=$(( 30000 + RANDOM % 20000 ))
+  local kind=$1 script=$2 b=$3 port=$(free_port)
   resp "$kind" "$script" "$b" "$WORK/rt"
   local replies=$b; [ "$kind" = batch ] || [ "$kind" = keys ] && replies=1
   valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$port.%p" redis-server --port "$port" --bind 127.0.0.1 \

@@ -13,6 +13,7 @@
 #        ROUNDS=3 N=5000 W=500; about 5 minutes for 3 rounds on 2 cores (needs valgrind, perl, redis-server, redis-cli)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/free-port.sh # free_port
 BEFORE=$1
 AFTER=${2:-filter/src/main/resources/dev/sluice/internal/redis}
 ROUNDS=${ROUNDS:-3}; N=${N:-5000}; W=${W:-500}
@@ -27,7 +28,7 @@ assemble() { awk -v dir="$1" -v main=decide-one.lua -f bench/assemble.awk; }
 count() {
   local script port pid sha out=$2 big="1000000000 1000000 1000000000 1000000 1" # big: never denied
   script=$(assemble "$1")
-  port=$(( 30000 + RANDOM % 20000 ))
+  port=$(free_port)
   valgrind --tool=callgrind --callgrind-out-file="$WORK/out.%p" redis-server --port "$port" --bind 127.0.0.1 \
     --save '' --appendonly no --hz 1 >/dev/null 2>&1 &
   pid=$!

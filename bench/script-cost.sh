@@ -11,6 +11,7 @@
 # Usage: bench/script-cost.sh [SCRIPT_DIR]   (SCRIPT_DIR: where the .lua resources are, default the tree's; needs valgrind, perl, redis-server, redis-cli; apt-get install valgrind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/free-port.sh # free_port
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 LUA=${1:-filter/src/main/resources/dev/sluice/internal/redis} # or an older tree's resources, to count them
 # decide-one.lua as RedisEngine assembles it (bench/assemble.awk)
@@ -19,7 +20,7 @@ WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 
 instructions() { # calls script argfile keys... -> total instructions of a redis-server that ran the script `calls` times (argfile -: no ARGV)
   local calls=$1 script=$2 argfile=$3; shift 3
-  local port=$(( 30000 + RANDOM % 20000 ))
+  local port=$(free_port)
   valgrind --tool=callgrind --callgrind-out-file="$WORK/out.$port" redis-server --port "$port" --bind 127.0.0.1 \
     --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
   local pid=$!
