@@ -55,7 +55,7 @@ public final class ApproximateSuite {
                             for (IterationResult ir : br.getIterationResults()) samples.add(ir.getPrimaryResult().getScore());
                         }
                         System.out.printf(Locale.ROOT, "[round %d] %-60s %,14.0f ops/s%n", round, key,
-                                Suite.median(samples.subList(samples.size() - 3, samples.size())));
+                                Suite.median(samples.subList(samples.size() - Suite.MEASURED_ITERATIONS, samples.size())));
                     }
                 }
             }
@@ -110,8 +110,8 @@ public final class ApproximateSuite {
                 .forks(1)
                 .warmupIterations(1)
                 .warmupTime(TimeValue.seconds(1))
-                .measurementIterations(3)
-                .measurementTime(TimeValue.milliseconds(500)) // a local decision is tens of ns: millions per iteration
+                .measurementIterations(Suite.MEASURED_ITERATIONS)
+                .measurementTime(Suite.LOCAL_ITERATION)
                 .jvmArgsAppend("-Dsluice.bench.redis=" + redisUrl, "-Xms1g", "-Xmx1g", "-XX:+UseParallelGC")
                 .param("workload", workload)
                 .param("algorithm", "fixed-window")

@@ -124,7 +124,7 @@ public final class Suite {
                 Samples s = samples.get(trial);
                 System.out.printf(Locale.ROOT, "[round %d/%d, %d/%d, %.0fs] %-90s %,12.0f ops/s%n", round, rounds,
                         ++n, matrix.size(), (System.nanoTime() - t0) / 1e9, trial.label(),
-                        median(s.opsPerSecond.subList(s.opsPerSecond.size() - iterations(trial), s.opsPerSecond.size())));
+                        median(s.opsPerSecond.subList(s.opsPerSecond.size() - MEASURED_ITERATIONS, s.opsPerSecond.size())));
                 writeTsv();
             }
         }
@@ -208,17 +208,18 @@ public final class Suite {
         return m;
     }
 
-    /** Measured iterations per trial: 3 (a trial's fork and set-up take about 3 s more; bench/run.sh's ~15 minute budget). */
-    private int iterations(Trial trial) {
-        return 3;
-    }
+    /** Measured iterations per trial (a trial's fork and set-up take about 3 s more: bench/run.sh's ~15 minute budget). */
+    static final int MEASURED_ITERATIONS = 3;
 
     /**
-     * A measured iteration: 1 s on Redis (a round trip is tens of µs, 64 threads); half a second for
-     * the local engine and the filter, one thread doing millions of decisions of tens of ns in it.
+     * A measured iteration of a trial where one thread decides locally (the local engine, the filter,
+     * the approximate mode): decisions of tens of ns, millions of them in half a second.
      */
-    static TimeValue measurementTime(Trial trial) {
-        return trial.section().equals("redis") ? TimeValue.seconds(1) : TimeValue.milliseconds(500);
+    static final TimeValue LOCAL_ITERATION = TimeValue.milliseconds(500);
+
+    /** A measured iteration: 1 s on Redis (a round trip is tens of µs, 64 threads), else {@link #LOCAL_ITERATION}. */
+    private static TimeValue measurementTime(Trial trial) {
+        return trial.section().equals("redis") ? TimeValue.seconds(1) : LOCAL_ITERATION;
     }
 
     private RunResult runTrial(Trial trial) throws RunnerException {
@@ -228,7 +229,7 @@ public final class Suite {
                 .forks(1)
                 .warmupIterations(1)
                 .warmupTime(TimeValue.seconds(1))
-                .measurementIterations(iterations(trial))
+                .measurementIterations(MEASURED_ITERATIONS)
                 .measurementTime(measurementTime(trial))
                 .jvmArgsAppend("-Dsluice.bench.redis=" + redisUrl, "-Xms1g", "-Xmx1g", "-XX:+UseParallelGC")
                 .shouldFailOnError(true)
