@@ -15,6 +15,11 @@
 # trip at a time, divided by DECISIONS.
 # Usage: bench/batch-cost.sh [SCRIPT_DIR]   (SCRIPT_DIR: where the .lua resources are; default the
 #        tree's; pass an older tree's to count it)   DECISIONS=1024 BATCHES="1 8 16 64"
+#        CASES="return1 minimal minimal-batch one batch" (the columns counted; the others print -)
+#        REDIS_SERVER=redis-server (the binary counted)   PROFILE_DIR=dir: keep each case's callgrind
+#        output there, as <case>-<B>.callgrind, for `callgrind_annotate --inclusive=yes`; function
+#        names need a redis-server with symbols (Debian's is stripped: build the same version from
+#        `apt-get source redis`, then REDIS_SERVER=.../src/redis-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/free-port.sh # free_port
@@ -60,30 +65,38 @@ count() { # kind script-file batch -> instructions per decision
   local kind=$1 script=$2 b=$3 port=$(free_port)
   resp "$kind" "$script" "$b" "$WORK/rt"
   local replies=$b; [ "$kind" = batch ] || [ "$kind" = keys ] && replies=1
-  valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$port.%p" redis-server --port "$port" --bind 127.0.0.1 \
-    --save '' --appendonly no --daemonize no --hz 1 >/dev/null 2>&1 &
+  # instrumented only while the counted decisions run: the one dump, at exit, holds them alone
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/cg.$port" "${REDIS_SERVER:-redis-server}" \
+    --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --hz 1 >/dev/null 2>&1 &
   local pid=$!
   for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
   redis-cli -p "$port" -x script load <"$script" >/dev/null
   perl "$ROOT/bench/resp-batches.pl" "$port" "$WORK/rt" "$replies" $(( (128 + b - 1) / b ))
-  callgrind_control -d "$pid" >/dev/null
+  callgrind_control -i on "$pid" >/dev/null 2>&1
   perl "$ROOT/bench/resp-batches.pl" "$port" "$WORK/rt" "$replies" $(( DECISIONS / b ))
-  callgrind_control -d "$pid" >/dev/null
+  callgrind_control -i off "$pid" >/dev/null 2>&1
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   wait "$pid" || true
-  local dump="$WORK/cg.$port.$pid.2" # the second dump: the counted decisions
-  local total; total=$(grep -E '^(summary|totals):' "$dump" | head -1 | awk '{print $2}')
-  rm -f "$WORK"/cg."$port".*
+  local dump="$WORK/cg.$port"
+  local total; total=$(grep -E '^(summary|totals):' "$dump" | tail -1 | awk '{print $2}')
+  if [ -n "${PROFILE_DIR:-}" ]; then mkdir -p "$PROFILE_DIR"; cp "$dump" "$PROFILE_DIR/$(basename "$script" .lua)-$b.callgrind"; fi
+  rm -f "$dump"
   echo $(( total / (DECISIONS / b * b) ))
 }
 
 echo "| decisions per round trip | \`return 1\`, pipelined | TIME + GET + SET PX, pipelined | TIME once, GET + SET PX per key, one call | Sluice's one-request script, pipelined | Sluice's batch script, one call |"
 echo "|---:|---:|---:|---:|---:|---:|"
+CASES=" ${CASES:-return1 minimal minimal-batch one batch} "
+counted() { [[ $CASES == *" $1 "* ]]; } # counted CASE: whether CASE's column is counted
 for b in $BATCHES; do
-  r1=$(count plain "$WORK/return1.lua" "$b")
-  mi=$(count plain "$WORK/minimal.lua" "$b")
-  mb=$(count keys "$WORK/minimal-batch.lua" "$b")
-  one=$(count sluice "$WORK/one.lua" "$b")
-  if [ ! -s "$WORK/batch.lua" ]; then ba=-; elif [ "$b" = 1 ]; then ba=$one; else ba=$(count batch "$WORK/batch.lua" "$b"); fi
+  r1=- mi=- mb=- one=- ba=-
+  if counted return1; then r1=$(count plain "$WORK/return1.lua" "$b"); fi
+  if counted minimal; then mi=$(count plain "$WORK/minimal.lua" "$b"); fi
+  if counted minimal-batch; then mb=$(count keys "$WORK/minimal-batch.lua" "$b"); fi
+  if counted one || { counted batch && [ "$b" = 1 ]; }; then one=$(count sluice "$WORK/one.lua" "$b"); fi
+  if counted batch && [ -s "$WORK/batch.lua" ]; then
+    if [ "$b" = 1 ]; then ba=$one; else ba=$(count batch "$WORK/batch.lua" "$b"); fi
+  fi
+  counted one || one=-
   echo "| $b | $r1 | $mi | $mb | $one | $ba |"
 done

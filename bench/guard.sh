@@ -8,7 +8,7 @@
 # no other test); starts its own redis-server processes on free ports. From a clean tree, measured
 # back to back on 2026-12-02 on 2 shared cores: 40 s in all (the check 26 s) against 39 s (18 s)
 # before the settlement and renewal cases at a load average of 3; 86 s (33 s) against 65 s (26 s) at
-# a load average of 12 to 15. .ci/run runs it before mvn verify.
+# a load average of 12 to 15. Then the batch script's instructions (below). .ci/run runs it before mvn verify.
 # Usage: bench/guard.sh   (needs redis-server, valgrind: installed from Debian if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,4 +19,15 @@ if ((${#need[@]})); then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-exec mvn -B -ntp ${MVN_OFFLINE:+-o} -Pbench -pl bench -am test -Dtest=CostGuardTest -Dsurefire.failIfNoSpecifiedTests=false
+mvn -B -ntp ${MVN_OFFLINE:+-o} -Pbench -pl bench -am test -Dtest=CostGuardTest -Dsurefire.failIfNoSpecifiedTests=false
+
+# The batch script (what standalone and Sentinel run under load), which CostGuard's one decision at a
+# time does not reach: the whole server's instructions per decision at 16 decisions per call
+# (bench/batch-cost.sh, about 5 s), at most instructions.tolerance above batch-16.instructions.
+baseline() { sed -n "s/^$1 *= *//p" bench/cost-baseline.properties; }
+limit=$(baseline batch-16.instructions) tolerance=$(baseline instructions.tolerance)
+measured=$(CASES=batch BATCHES=16 bench/batch-cost.sh | tail -1 | awk -F'|' '{ gsub(/ /, "", $7); print $7 }')
+awk -v m="$measured" -v b="$limit" -v t="$tolerance" 'BEGIN {
+  verdict = m > b * (1 + t) ? "FAILED: more than " t * 100 "% above the baseline" : "ok"
+  printf "[guard] the batch script, 16 decisions per call: %d instructions per decision (baseline %d): %s\n", m, b, verdict
+  exit m > b * (1 + t) }'
