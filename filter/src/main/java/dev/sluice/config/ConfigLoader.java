@@ -383,9 +383,11 @@ public final class ConfigLoader {
         }
         long limit = values.requiredInteger(rule(name, LIMIT), 1, Rule.MAX_COUNT);
         String calendarKey = rule(name, CALENDAR);
-        if (algorithm.isConcurrency() && values.isSet(calendarKey)) {
+        if (algorithm != Algorithm.FIXED_WINDOW && values.isSet(calendarKey)) {
+            // before the window is read: a calendar's window units would be blamed on the window
             throw new ConfigException(calendarKey, values.get(calendarKey), "only for fixed-window (windows that start and"
-                    + " end on the calendar); " + algorithmKey + " is concurrency, which has no window: remove it");
+                    + " end on the calendar); " + algorithmKey + " is " + algorithm.id() + (algorithm.isConcurrency()
+                    ? ", which has no window: remove it" : ": remove " + CALENDAR + " or use fixed-window"));
         }
         ZoneId zone = values.isSet(calendarKey) ? zone(calendarKey, values.get(calendarKey)) : null;
         CalendarWindows calendar = zone == null ? null : calendarWindows(values, rule(name, WINDOW), zone);

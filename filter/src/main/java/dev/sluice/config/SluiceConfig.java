@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 import static dev.sluice.config.ConfigKeys.*;
 import static dev.sluice.config.ConfigValues.integerRange;
@@ -272,7 +273,14 @@ public final class SluiceConfig {
         refuseChange(BACKEND, backend, running.backend, "the engine is built at start");
         RedisSettings r = running.redis;
         String connections = "it needs new Redis connections";
-        refuseChange(REDIS_URL, redis.describe(), r.describe(), connections);
+        // each topology key on its own, so that the message names the key that changed and shows its value
+        refuseChange(REDIS_CLUSTER_NODES, nodes(redis.clusterNodes()), nodes(r.clusterNodes()), connections);
+        refuseChange(REDIS_SENTINEL_MASTER, redis.sentinelMaster(), r.sentinelMaster(), connections);
+        refuseChange(REDIS_SENTINEL_NODES, nodes(redis.sentinelNodes()), nodes(r.sentinelNodes()), connections);
+        if (source.containsKey(REDIS_SSL) || running.source.containsKey(REDIS_SSL)) {
+            refuseChange(REDIS_SSL, redis.ssl(), r.ssl(), connections); // set on its own: named on its own
+        }
+        refuseChange(REDIS_URL, redis.url(), r.url(), connections);
         refuseChange(REDIS_USER, redis.user(), r.user(), connections);
         if (!Objects.equals(redis.password(), r.password())) {
             throw new ConfigException(REDIS_PASSWORD, redis.password(), "cannot change while running: " + connections
@@ -300,6 +308,11 @@ public final class SluiceConfig {
         refuseChange(REDIS_BREAKER_OPEN_MAX, breaker.openMax(), running.breaker.openMax(), "the circuit breaker is built at start");
         refuseChange(RELOAD, reload, running.reload, "the file is watched at the interval it started with");
         refuseChange(METRICS_MICROMETER, micrometer, running.micrometer, "the meters are registered at start");
+    }
+
+    /** A node list as {@code redis.cluster.nodes} and {@code redis.sentinel.nodes} are written; null when empty. */
+    private static String nodes(List<HostPort> nodes) {
+        return nodes.isEmpty() ? null : nodes.stream().map(HostPort::toString).collect(Collectors.joining(","));
     }
 
     private void refuseChange(String key, Object proposed, Object current, String why) {
@@ -407,6 +420,11 @@ public final class SluiceConfig {
 
         public boolean sentinel() {
             return sentinelMaster != null;
+        }
+
+        /** What {@code redis.url} sets, as a URL without credentials (TLS, the node, the database); null on Cluster and Sentinel. */
+        String url() {
+            return host == null ? null : (ssl ? "rediss://" : "redis://") + new HostPort(host, port) + "/" + database;
         }
 
         /** Where Redis is, for log lines: never the password. */

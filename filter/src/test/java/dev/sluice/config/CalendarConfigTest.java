@@ -90,6 +90,10 @@ class CalendarConfigTest {
         assertThat(e.key()).isEqualTo("rule.daily.calendar");
         assertThat(e).hasMessageContaining("only for fixed-window");
         assertThat(rejected("rule.daily.algorithm", "sliding-window-counter").key()).isEqualTo("rule.daily.calendar");
+        // a window no calendar has is not what is wrong: the calendar is
+        ConfigException minute = rejected("rule.daily.algorithm", "token-bucket", "rule.daily.window", "1m");
+        assertThat(minute.key()).isEqualTo("rule.daily.calendar");
+        assertThat(minute).hasMessageContaining("token-bucket").hasMessageContaining("remove calendar or use fixed-window");
     }
 
     @Test

@@ -758,4 +758,63 @@ class ConfigLoaderTest {
             assertThat(url.getMessage()).doesNotContain("hunter2").contains("did you mean redis.url?");
         }
     }
+
+    /** A reload that would move Redis is refused naming the key that changed, with its value as written. */
+    @Nested
+    class ARedisChangeWhileRunning {
+
+        private ConfigException refused(SluiceConfig running, String... keysAndValues) {
+            ConfigException e = catchThrowableOfType(() -> load(keysAndValues).checkReplaces(running), ConfigException.class);
+            assertThat(e).as("refused").isNotNull();
+            return e;
+        }
+
+        @Test
+        void clusterNodesAreNamedAsTheyAreWritten() {
+            SluiceConfig running = load("redis.cluster.nodes", "10.0.0.1:7000");
+            ConfigException e = refused(running, "redis.cluster.nodes", "10.0.0.1:7000, 10.0.0.2:7000");
+            assertThat(e.key()).isEqualTo("redis.cluster.nodes");
+            assertThat(e).hasMessageContaining("redis.cluster.nodes='10.0.0.1:7000, 10.0.0.2:7000'")
+                    .hasMessageContaining("running: 10.0.0.1:7000)").hasMessageNotContaining("redis.url")
+                    .hasMessageNotContaining("****");
+        }
+
+        @Test
+        void theSentinelMasterAndNodesEachByTheirKey() {
+            SluiceConfig running = load("redis.sentinel.master", "main", "redis.sentinel.nodes", "10.0.0.5:26379");
+            ConfigException master = refused(running, "redis.sentinel.master", "other", "redis.sentinel.nodes", "10.0.0.5:26379");
+            assertThat(master.key()).isEqualTo("redis.sentinel.master");
+            assertThat(master).hasMessageContaining("running: main)");
+            ConfigException nodes = refused(running, "redis.sentinel.master", "main", "redis.sentinel.nodes", "10.0.0.6:26379");
+            assertThat(nodes.key()).isEqualTo("redis.sentinel.nodes");
+            assertThat(nodes).hasMessageContaining("running: 10.0.0.5:26379)");
+        }
+
+        @Test
+        void fromAUrlToACluster() {
+            ConfigException e = refused(load("redis.url", "redis://cache:6379"), "redis.cluster.nodes", "10.0.0.1:7000");
+            assertThat(e.key()).isEqualTo("redis.cluster.nodes");
+            assertThat(e).hasMessageContaining("running: null)");
+        }
+
+        @Test
+        void theUrlWithoutItsPassword() {
+            ConfigException e = refused(load("redis.url", "redis://:hunter2@cache-a:6379/1"), "redis.url", "redis://:hunter2@cache-b:6379/1");
+            assertThat(e.key()).isEqualTo("redis.url");
+            assertThat(e).hasMessageContaining("running: redis://cache-a:6379/1)").hasMessageNotContaining("hunter2");
+        }
+
+        @Test
+        void tlsByTheKeyThatSetIt() {
+            SluiceConfig plain = load("redis.url", "redis://cache:6379");
+            assertThat(refused(plain, "redis.url", "rediss://cache:6379").key()).isEqualTo("redis.url");
+            assertThat(refused(plain, "redis.url", "redis://cache:6379", "redis.ssl", "true").key()).isEqualTo("redis.ssl");
+        }
+
+        @Test
+        void whatDidNotChangeIsNotRefused() {
+            SluiceConfig running = load("redis.cluster.nodes", "10.0.0.1:7000,10.0.0.2:7000");
+            load("redis.cluster.nodes", "10.0.0.1:7000, 10.0.0.2:7000", "rule.api.limit", "20").checkReplaces(running);
+        }
+    }
 }
