@@ -289,7 +289,9 @@ public final class Sluice implements AutoCloseable {
      * Gives back what an admitted request took from some of its rules, as if it had not counted: for
      * results that should not count against a client (a login that succeeded, say). Each client's
      * state ends never better than if the request had not happened. Best effort: if Redis cannot be
-     * reached, nothing is given back.
+     * reached, nothing is given back. Call it once per decision: on Redis the same give-back sent
+     * again within a minute changes nothing (a resend underneath), but one asked again later is
+     * applied again, and the local engine keeps no such record at all.
      *
      * @param acquisitions the acquisitions to give back, as they were decided
      * @param taken        the {@link RuleDecision} of each, in the same order, from the decision that admitted them
@@ -354,7 +356,7 @@ public final class Sluice implements AutoCloseable {
 
     /**
      * Settles the cost a request admitted by {@code taken} really had on its rule, once on Redis (the same
-     * settlement sent again changes nothing there; the local engine, {@code backend=local} and the backstop,
+     * settlement sent again within a minute changes nothing there; the local engine, {@code backend=local} and the backstop,
      * keep no such record: call it once, as {@link Lease#settle} does): the difference from {@code acquisition}'s cost (what it took, an estimate) is
      * charged, past the limit if need be, or given back (never leaving the client better off than if the
      * request had cost that much); nothing when they are equal. Best effort, as {@link #giveBack}.

@@ -53,6 +53,14 @@ public abstract sealed class RateAlgorithm
     public static final long EXPIRY_MARGIN_MS = 1000;
 
     /**
+     * How long Redis remembers a settlement it applied (give-back.lua: the take's token in the
+     * client's once key), so that the same settlement sent again changes nothing: a resend underneath
+     * (a client library's retry, a cluster redirect) comes within seconds, and the filter settles each
+     * request once. Sent again later, a settlement is applied again.
+     */
+    public static final long ONCE_MS = 60_000;
+
+    /**
      * The largest {@code max(limit, burst) * windowMs} Sluice accepts: keeps every value the
      * algorithms compute below 2<sup>53</sup> (e.g. a limit of 10 million per day).
      */

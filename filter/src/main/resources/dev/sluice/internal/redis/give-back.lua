@@ -9,17 +9,21 @@ SET ... KEEPTTL) before the algorithm's fragment evaluates it. A state of anothe
 algorithm or format, or one whose take can no longer be found, gets nothing.
 
 Once only: the take's token is added to the once key (KEYS[base + n + i], a sorted set) scored by the
-moment after which this give-back could change nothing any more (the take's count has ended or
-faded out, its bucket would be full), one window later still for a caller whose clock lags; a token
-already there gives nothing back. The once key expires with its latest such moment plus MARGIN, and
-its expired tokens are removed on each give-back, so it holds the tokens of the client's give-backs
-that still matter, and nothing once they are over. A charge (mode 5) would change the state whenever
-it came again, so its token stays at least a minute: longer than any resend of the same call (a
-client library's retry, a cluster redirect) takes; the once-only guarantee of a charge is for those.
+moment until which the same give-back could come again and change something: a give-back comes
+again only as a resend of the same call underneath (a client library's retry, a cluster redirect;
+the filter settles each request once), which takes less than a minute, so a minute from now
+(ONCE_MS); sooner where the give-back could change nothing any more before that (the take's count
+has ended or faded out, its bucket would be full; one window later still for a caller whose clock
+lags); a charge (mode 5), which changes the state whenever it comes, the whole minute. A token
+already there gives nothing back. The once key expires with its latest token plus MARGIN and its
+expired tokens are removed on each give-back, so it holds at most a minute of the client's
+give-backs, whatever the window: a rule that gives back most requests (count=404 on a window of an
+hour) keeps a minute's tokens, not an hour's.
 ]]
 if algorithm == 7 then
   --[[ concurrency.lua#give-back ]]
 else
+local ONCE_MS = 60000 -- RateAlgorithm.ONCE_MS: how long a token is kept at most, longer than any resend underneath takes
 local void = taken_ms + 1 -- the buckets: full again by then; the windows' counts end at or after taken_ms
 if algorithm == 2 or algorithm == 3 then
   void = taken_ms + window -- the counter's previous count, the log's entries: one window more
@@ -28,8 +32,8 @@ if void < now then
   void = now
 end
 void = void + window
-if mode == 5 and void < now + 60000 then
-  void = now + 60000 -- a charge changes the state whenever it is applied: its token stays for the resends of a minute
+if mode == 5 or void > now + ONCE_MS then
+  void = now + ONCE_MS -- the resends of a minute; a charge changes the state whenever it is applied
 end
 local once = KEYS[base + n + i]
 call('ZREMRANGEBYSCORE', once, '-inf', format('(%d', now))

@@ -128,7 +128,7 @@ final class Scenario {
         long latest = ManualClock.MINUTE_BOUNDARY + rnd.nextInt(120_000);
         int stepCount = 5 + rnd.nextInt(maxSteps - 4);
         java.util.Set<Integer> settled = new java.util.HashSet<>(); // steps whose actual costs were settled
-        java.util.Set<Integer> givenBack = new java.util.HashSet<>(); // steps given back whole
+        java.util.Map<Integer, Long> givenBack = new java.util.HashMap<>(); // steps given back whole, and when first
         for (int i = 0; i < stepCount; i++) {
             long now;
             int kind = rnd.nextInt(100);
@@ -155,7 +155,10 @@ final class Scenario {
                     continue;
                 }
                 // a request is settled once (its actual costs) or given back (its status did not count), not both
-                if (!s.steps.get(of).isGiveBack() && !settled.contains(of)) {
+                // the same give-back again is a resend underneath, which comes within RateAlgorithm.ONCE_MS (what
+                // Redis remembers): later, the step is a request as any other
+                boolean late = givenBack.containsKey(of) && now - givenBack.get(of) >= RateAlgorithm.ONCE_MS;
+                if (!s.steps.get(of).isGiveBack() && !settled.contains(of) && !late) {
                     Step request = s.steps.get(of);
                     List<Acquisition> back = new ArrayList<>();
                     List<Integer> indices = new ArrayList<>();
@@ -166,7 +169,7 @@ final class Scenario {
                         }
                     }
                     long[] actual = null;
-                    if (!givenBack.contains(of) && rnd.nextBoolean()) { // the costs stated after the responses
+                    if (!givenBack.containsKey(of) && rnd.nextBoolean()) { // the costs stated after the responses
                         settled.add(of);
                         actual = new long[back.size()];
                         for (int k = 0; k < actual.length; k++) {
@@ -174,7 +177,7 @@ final class Scenario {
                             actual[k] = a.rule().algorithm().settlesCost() && rnd.nextInt(5) > 0 ? actualCost(a.cost(), rnd) : -1;
                         }
                     }
-                    if (actual == null) givenBack.add(of);
+                    if (actual == null) givenBack.putIfAbsent(of, now);
                     s.steps.add(new Step(now, back, of, indices.stream().mapToInt(Integer::intValue).toArray(), actual));
                     continue;
                 }
