@@ -172,7 +172,11 @@ public final class RequestMatcher {
         boolean matches(String method, String path) {
             if (methods.length > 0 && !methodMatches(method)) return false;
             if (literal != null) return literalMatches(path);
-            return pathMatches(path);
+            // as a literal: with or without one trailing slash (/users/alice/password-reset/ is served as
+            // /users/alice/password-reset by the containers and the frameworks on them)
+            int length = path.length();
+            return pathMatches(path, length)
+                    || length > 1 && path.charAt(length - 1) == '/' && path.charAt(length - 2) != '/' && pathMatches(path, length - 1);
         }
 
         /** The literal path, or it with one trailing slash. */
@@ -194,16 +198,15 @@ public final class RequestMatcher {
          * remembers the last {@code **} and retries from one segment further on a mismatch. Linear
          * in practice, O(segments x pattern) at worst, without recursion or allocation.
          */
-        private boolean pathMatches(String path) {
+        private boolean pathMatches(String path, int length) {
             if (path.charAt(0) != '/') return false;
-            int length = path.length();
             int p = 0;              // pattern segment
             int s = 1;              // start of the current path segment
             int starP = -1;         // pattern index of the last ** seen
             int starS = -1;         // path position that ** currently extends to
             while (s <= length) {
                 int end = path.indexOf('/', s);
-                if (end < 0) end = length;
+                if (end < 0 || end > length) end = length;
                 if (p < segments.length && segments[p] == Segment.ANY_SEGMENTS) {
                     starP = p++;
                     starS = s;
@@ -218,7 +221,7 @@ public final class RequestMatcher {
                 // let the last ** swallow one more segment and retry
                 p = starP + 1;
                 int swallowedEnd = path.indexOf('/', starS);
-                starS = swallowedEnd < 0 ? length + 1 : swallowedEnd + 1;
+                starS = swallowedEnd < 0 || swallowedEnd >= length ? length + 1 : swallowedEnd + 1;
                 s = starS;
             }
             while (p < segments.length && segments[p] == Segment.ANY_SEGMENTS) p++;
