@@ -182,6 +182,18 @@ public final class CircuitBreaker {
         }
     }
 
+    /**
+     * A permit handed out and not used: the caller did not call Redis after all (a request refused for
+     * another node's closed rule). A probe's turn passes to the next caller at once, rather than after
+     * the interval a silent probe is given up after.
+     */
+    public void release(Permit permit) {
+        if (permit.kind != Permit.Kind.PROBE) return;
+        synchronized (this) {
+            if (state == State.HALF_OPEN && permit.probe == probes) probeAt.set(clock.millis());
+        }
+    }
+
     public State state() {
         return state;
     }

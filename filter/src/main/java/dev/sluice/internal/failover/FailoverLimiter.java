@@ -259,6 +259,7 @@ public final class FailoverLimiter implements RateLimiter {
             }
             List<Node> awayNodes = nodesAt(of, away);
             if (!away.isEmpty() && anyClosed(at(acquisitions, away))) {
+                for (Node x : nodesAt(of, onRedis)) x.breaker.release(permits.get(x)); // a probe not sent: the next caller's
                 return refuse(acquisitions, awayNodes);
             }
             if (onRedis.isEmpty()) {

@@ -36,6 +36,8 @@ final class ClusterTopology implements AutoCloseable {
 
     /** The least time between two refreshes asked for by failures or redirections. */
     static final long MIN_INTERVAL_MILLIS = 1000;
+    /** How long {@link #close} (and the discovery's) waits for its thread: undeploy then leaves none behind. */
+    static final long CLOSE_WAIT_MILLIS = 2000;
 
     private final Supplier<ClusterConnectionProvider> provider;
     private final long periodNanos;
@@ -121,9 +123,16 @@ final class ClusterTopology implements AutoCloseable {
         }
     }
 
+    /** Stops the thread and waits a little for it (a refresh under way: at most a timeout per seed), as the pool's evictor is. */
     @Override
     public void close() {
         closed = true;
         LockSupport.unpark(thread);
+        if (Thread.currentThread() == thread) return;
+        try {
+            thread.join(CLOSE_WAIT_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -124,6 +124,13 @@ final class DeferredCommandExecutor implements CommandExecutor {
             d = delegate;
         }
         discovery.interrupt();
+        if (Thread.currentThread() != discovery) {
+            try {
+                discovery.join(ClusterTopology.CLOSE_WAIT_MILLIS); // an attempt under way: at most a timeout per node
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (d == null) return;
         try {
             d.close();

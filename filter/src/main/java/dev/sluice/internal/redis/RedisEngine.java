@@ -408,9 +408,16 @@ public final class RedisEngine implements RateLimiter {
             return;
         }
         if (cluster && acquisitions.size() > 1) {
+            // one call each, each tried: a master away loses its own settlements, not the others' after it
+            RuntimeException failure = null;
             for (int i = 0; i < acquisitions.size(); i++) {
-                call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(taken.get(i)), new boolean[]{charges[i]}, at, now());
+                try {
+                    call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(taken.get(i)), new boolean[]{charges[i]}, at, now());
+                } catch (RuntimeException e) {
+                    if (failure == null) failure = e; else failure.addSuppressed(e);
+                }
             }
+            if (failure != null) throw failure;
         } else {
             call(acquisitions, Call.SETTLE, taken, charges, at, now());
         }

@@ -138,6 +138,31 @@ class BreakerPerNodeTest {
     }
 
     /**
+     * Found in a review of 0.3: a request refused for a closed rule on one master still away took the
+     * probe of another master come back, and never sent it; that master's clients stayed on the
+     * backstop for another interval.
+     */
+    @Test
+    void aProbeNotSentForARefusedRequestPassesToTheNextCaller() {
+        redis.down.addAll(List.of("a", "b"));
+        for (int i = 0; i < 3; i++) {
+            limiter.decide(List.of(on(API, "a" + i)));
+            limiter.decide(List.of(on(API, "b" + i)));
+        }
+        assertThat(limiter.breakerStates()).containsEntry("a", CircuitBreaker.State.OPEN).containsEntry("b", CircuitBreaker.State.OPEN);
+        redis.down.remove("a"); // back; "b" is still away
+        now.advance(BREAKER.openBase().toMillis());
+        limiter.decide(List.of(on(API, "b8"))); // "b"'s probe fails: open again
+
+        Decision refused = limiter.decide(List.of(on(API, "a8"), on(LOGIN, "b9")));
+        assertThat(refused.unavailable()).as("a closed rule on the master away").isTrue();
+
+        Decision next = limiter.decide(List.of(on(API, "a9")));
+        assertThat(next.rules().get(0).source()).as("decided by the master that came back").isEqualTo(Source.REDIS);
+        assertThat(limiter.breakerStates()).containsEntry("a", CircuitBreaker.State.CLOSED);
+    }
+
+    /**
      * A master lost under a request whose rules are decided one call each: the failed call's master
      * hears of the failure, the other master of the success, and the request is decided again with the
      * lost master's rule on the backstop.
