@@ -6,7 +6,9 @@ held: the 8 bytes of the token of the request holding it, scored by the moment i
 PEXPIRE = the latest lease's end + MARGIN. `window` is the lease. The slots held are those whose
 lease ends after now; ended ones are removed when a slot is taken. In modes 0 to 2 the rule ends
 with its take's token ('c8', after all else): the member a slot is taken under. A key of another
-type counts as no slot held, and is replaced when a slot is taken. Released (mode 3) by #give-back;
+type counts as no slot held, and is replaced when a slot is taken. A take sent again under the same
+token (a resend underneath) finds its slot held and takes it again: its own slot does not refuse
+it. Released (mode 3) by #give-back;
 renewed by renew.lua. Not a rate: retry, reset and next are a hint of a second (Concurrency.HINT_MS).
 ]]
 local slot
@@ -17,6 +19,14 @@ local held = pcall('ZCOUNT', key, format('(%d', now), '+inf')
 log_foreign = type(held) ~= 'number'
 if log_foreign then
   held = 0
+end
+if held + cost > limit and slot and not log_foreign then
+  -- the same take again (a Cluster call resent after its connection dropped past Redis's answer): its own slot,
+  -- held under its token, is not another's; looked up on a denial only, so an admission pays nothing for it
+  local mine = call('ZSCORE', key, slot)
+  if mine and tonumber(mine) > now then
+    held = held - 1
+  end
 end
 remaining_now, reset_now, next_now = limit - held, 1000, 1000
 if held + cost > limit then

@@ -127,6 +127,32 @@ class RedisEngineTest {
                 .containsExactlyInAnyOrder(engine.key(rule, client), engine.key(rule, client) + ":once");
     }
 
+    /**
+     * A concurrency take sent twice under the same token (a Cluster call resent after its connection
+     * dropped past Redis's answer) takes its own slot again instead of being refused by it: found in a
+     * review of 0.3, where a client of limit 1 was refused for a whole lease by its own lost take.
+     */
+    @Test
+    void aConcurrencyTakeSentAgainIsNotRefusedByItsOwnSlot() {
+        Rule exports = Rule.builder("exports").algorithm(Algorithm.CONCURRENCY).limit(1).build();
+        String key = new RedisEngine(jedis, prefix, false, clock, false).key(exports, ClientKey.parse("ip=192.0.2.30"));
+        byte[] request = new RequestCodec(RequestCodec.NOW_BYTES + RequestCodec.ruleSize(RequestCodec.Mode.ENFORCING, false, true),
+                clock.millis()).rule(RequestCodec.rule(exports), RequestCodec.Mode.ENFORCING, 1).slot(42L).bytes();
+        java.util.function.Supplier<ReplyCodec> send = () -> new ReplyCodec((byte[]) jedis.eval(
+                RedisEngine.SCRIPT.getBytes(java.nio.charset.StandardCharsets.UTF_8), List.of(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                List.of(request)));
+
+        assertThat(send.get().next(exports, 42L, exports.windowMillis()).allowed()).as("taken").isTrue();
+        assertThat(send.get().next(exports, 42L, exports.windowMillis()).allowed()).as("the same take again").isTrue();
+        assertThat(jedis.zcard(key)).as("one slot, its lease renewed").isEqualTo(1);
+
+        byte[] another = request.clone();
+        another[another.length - 8] ^= 1; // another request's token
+        ReplyCodec refused = new ReplyCodec((byte[]) jedis.eval(RedisEngine.SCRIPT.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                List.of(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)), List.of(another)));
+        assertThat(refused.next(exports, 43L, exports.windowMillis()).allowed()).as("another request: the slot is taken").isFalse();
+    }
+
     @Test
     void aGiveBackTooLateToChangeAnythingKeepsItsOnceKeyForAtMostAWindowAndASecond() {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
