@@ -340,6 +340,18 @@ final class SharedRoundTrips {
             if (timedOut) {
                 failQueuedBefore(lane, failure, System.nanoTime());
             }
+        } catch (Error e) {
+            // mid-batch (out of memory, a stack overflow): the connection may hold replies not read, so it must
+            // not go back to the pool as sound, and no caller of the batch may wait on for an answer
+            if (connection != null) connection.setBroken();
+            JedisException failure = new JedisException("Redis call failed: " + e, e);
+            for (Call c : batch) {
+                if (c.settled) continue;
+                c.failure = c.caller == Thread.currentThread() ? failure : ownCopy(failure);
+                c.settled = true;
+                c.complete();
+            }
+            throw e;
         } finally {
             if (connection != null) {
                 connection.close(); // back to its pool, or discarded there if broken
