@@ -202,7 +202,7 @@ public final class ApproximateEngine implements AutoCloseable {
         }
         Acquisition a = acquisitions.get(0);
         Rule rule = a.rule();
-        Series series = seriesOfRule.get(rule);
+        Series series = seriesFor(rule);
         RateAlgorithm algorithm = algorithms.get(rule);
         long now = now();
         while (true) {
@@ -248,7 +248,7 @@ public final class ApproximateEngine implements AutoCloseable {
         while (true) {
             for (int i = 0; i < n; i++) {
                 Acquisition a = acquisitions.get(i);
-                states[i] = state(seriesOfRule.get(a.rule()), a.clientKey());
+                states[i] = state(seriesFor(a.rule()), a.clientKey());
                 if (states[i] == null) return null;
             }
             Result r = lockedInOrder(n == 1 ? states : sortedById(states), 0, acquisitions, states, now);
@@ -413,6 +413,7 @@ public final class ApproximateEngine implements AutoCloseable {
         long next = nanoNow + IDLE_PARK_NANOS;
         for (Series s : series.values()) {
             long interval = s.syncMs * 1_000_000L;
+            if (s.nextDueNanos - nanoNow > interval) s.nextDueNanos = nanoNow + interval; // the interval shortened
             if (s.nextDueNanos - nanoNow <= 0) {
                 due.add(s);
                 s.nextDueNanos += interval;
@@ -451,6 +452,7 @@ public final class ApproximateEngine implements AutoCloseable {
         }
         if (deltas.isEmpty()) {
             for (Series s : due) s.lastSnapshotNanos = snapshotNanos; // nothing unsent
+            if (!available) ping(); // else nothing would ever be sent to find Redis back
             return true;
         }
         long startedNanos = System.nanoTime();
@@ -508,12 +510,27 @@ public final class ApproximateEngine implements AutoCloseable {
             s.lastSnapshotNanos = snapshotNanos;
         }
         syncs.increment();
+        answered();
+        return true;
+    }
+
+    /** While syncs fail and nothing is left to send (the clients' unsent counts reset or expired): asks whether Redis answers. */
+    private void ping() {
+        try {
+            exchange.ping();
+        } catch (RuntimeException e) {
+            syncFailures.increment();
+            return;
+        }
+        answered();
+    }
+
+    private void answered() {
         if (!available) {
             available = true;
             LOG.info("Sluice [{}]: the approximate mode's sync with Redis succeeds again; its rules are decided from"
                     + " the fleet's counts again", instance.get());
         }
-        return true;
     }
 
     /**
@@ -549,6 +566,22 @@ public final class ApproximateEngine implements AutoCloseable {
         if (raced != null) return raced;
         keys.incrementAndGet();
         return fresh;
+    }
+
+    /**
+     * The rule's series, its sync interval the rule's: after a reload to another interval (or back to an
+     * earlier one, whose series the cache holds) the next sync comes within the new interval.
+     */
+    private Series seriesFor(Rule rule) {
+        Series s = seriesOfRule.get(rule);
+        long syncMs = rule.syncMillis();
+        if (s.syncMs != syncMs) {
+            boolean sooner = syncMs < s.syncMs;
+            s.syncMs = syncMs;
+            Thread t = thread;
+            if (sooner && t != null) LockSupport.unpark(t); // parked until the longer interval's sync
+        }
+        return s;
     }
 
     private Series seriesOf(Rule rule) {

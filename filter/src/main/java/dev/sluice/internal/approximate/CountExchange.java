@@ -63,4 +63,15 @@ public interface CountExchange {
      *                                     not have been added (a lost reply)
      */
     Reply exchange(List<Delta> deltas, long now);
+
+    /**
+     * Whether the store answers, asked by an engine that has nothing to send while its syncs fail (its
+     * clients' unsent counts reset or expired): without an answer it would never learn that the store is
+     * back. An exchange of nothing unless the store has a cheaper question.
+     *
+     * @throws RuntimeException when the store does not answer
+     */
+    default void ping() {
+        exchange(List.of(), -1);
+    }
 }

@@ -227,6 +227,16 @@ public final class SyncScript implements CountExchange {
     }
 
     /** A call through the client, which follows redirections. */
+    /** A {@code PING} through the client (any node of a Cluster): nothing to exchange, only whether Redis answers. */
+    @Override
+    public void ping() {
+        try {
+            jedis.ping();
+        } catch (RuntimeException e) {
+            throw new LimiterUnavailableException("Redis did not answer a PING: " + e.getMessage(), e, RedisFailure.isTimeout(e));
+        }
+    }
+
     private byte[] alone(List<byte[]> keys, List<byte[]> args) {
         try {
             return (byte[]) jedis.evalsha(SHA_BYTES, keys, args);

@@ -125,6 +125,27 @@ class ApproximateEngineTest {
         assertThat(redis.count(KEY, T0)).isEqualTo(18);
     }
 
+    /**
+     * Found in a review of 0.3: a client reset while syncs failed took the last unsent counts with it, and
+     * with nothing to send the engine never learned that Redis was back (its rules on their failure policy
+     * for good). With nothing to send it asks whether Redis answers.
+     */
+    @Test
+    void withNothingLeftToSendWhileSyncsFailItAsksWhetherRedisIsBack() {
+        Rule rule = fixed(1_000, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        admit(a, rule, 5);
+        redis.failWith(new LimiterUnavailableException("partitioned", null, true));
+        assertThat(a.sync()).isFalse();
+        a.reset(rule, CLIENT); // the operator's reset: the unsent counts go
+        assertThat(a.sync()).as("nothing to send").isTrue();
+        assertThat(a.available()).as("Redis still away: asked, no answer").isFalse();
+
+        redis.failWith(null);
+        a.sync();
+        assertThat(a.available()).as("asked again: Redis answers").isTrue();
+    }
+
     @Test
     void aFailedSyncKeepsItsCountsForTheNextAndMakesTheEngineUnavailableUntilOneSucceeds() {
         Rule rule = fixed(1_000, Duration.ofMinutes(1), Duration.ofMillis(100));
@@ -341,5 +362,36 @@ class ApproximateEngineTest {
         admit(a, rule, 1);
         a.sync();
         assertThat(new String(keys.get(0), StandardCharsets.UTF_8)).isEqualTo("rl:{api:ip=203.0.113.7}");
+    }
+
+    /** Syncs over {@code seconds} of the sync thread's time from {@code from} (ns), a request every 10 ms. */
+    private static long syncsOver(ApproximateEngine e, Rule rule, long from, int seconds) {
+        long before = e.syncs();
+        for (long t = from; t < from + seconds * 1_000_000_000L; t += 10_000_000L) {
+            decide(e, rule);
+            e.syncDue(t);
+        }
+        return e.syncs() - before;
+    }
+
+    /** Found in a review of 0.3: the next sync stayed on the old, longer interval's schedule (none in 10 s). */
+    @Test
+    void aReloadToAShorterSyncIntervalAppliesAtOnce() {
+        ApproximateEngine e = instance();
+        long t0 = System.nanoTime();
+        decide(e, fixed(1_000_000, Duration.ofHours(1), Duration.ofMinutes(30)));
+        assertThat(syncsOver(e, fixed(1_000_000, Duration.ofHours(1), Duration.ofMillis(50)), t0, 10))
+                .as("a sync every 50 ms from the reload on").isGreaterThanOrEqualTo(190);
+    }
+
+    /** Found in a review of 0.3: a rule equal to one seen before kept the interval of the one in between. */
+    @Test
+    void aReloadBackToAnEarlierSyncIntervalAppliesToo() {
+        ApproximateEngine e = instance();
+        long t0 = System.nanoTime();
+        Rule fast = fixed(1_000_000, Duration.ofHours(1), Duration.ofMillis(50));
+        assertThat(syncsOver(e, fast, t0, 1)).isGreaterThanOrEqualTo(19);
+        decide(e, fixed(1_000_000, Duration.ofHours(1), Duration.ofMinutes(30)));
+        assertThat(syncsOver(e, fast, t0 + 1_000_000_000L, 10)).as("back to a sync every 50 ms").isGreaterThanOrEqualTo(190);
     }
 }

@@ -130,4 +130,20 @@ class SyncScriptTest {
             }
         }
     }
+
+    /** What an engine with nothing to send asks while its syncs fail: whether Redis answers. */
+    @Test
+    void aPingSaysWhetherRedisAnswers() {
+        RedisProcess own = RedisProcess.start();
+        try (JedisPooled client = new JedisPooled(new redis.clients.jedis.HostAndPort("127.0.0.1", own.port()),
+                redis.clients.jedis.DefaultJedisClientConfig.builder().timeoutMillis(200).build())) {
+            SyncScript sync = new SyncScript(client, false);
+            sync.ping();
+            own.close();
+            org.assertj.core.api.Assertions.assertThatThrownBy(sync::ping)
+                    .isInstanceOf(dev.sluice.limiter.LimiterUnavailableException.class);
+        } finally {
+            own.close();
+        }
+    }
 }
