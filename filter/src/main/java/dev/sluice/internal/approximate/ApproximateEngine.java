@@ -537,13 +537,16 @@ public final class ApproximateEngine implements AutoCloseable {
      * Takes a sync's estimate of Redis's clock, right to within half its round trip, if it is at least
      * as good as the one in use; a slow sync (a busy machine, a pause) would otherwise shift this
      * instance's windows. A somewhat worse one is taken once the one in use is 5 s old (clocks drift),
-     * any once it is a minute old (a clock was set).
+     * any once it is a minute old, and at once one that differs by more than a second and the round trip
+     * (a clock was set).
      */
     private void learnOffset(long offset, long rttNanos, long atNanos) {
         long age = atNanos - offsetTakenNanos;
         boolean better = rttNanos <= offsetRttNanos;
         boolean fresher = age > 5_000_000_000L && rttNanos <= 2 * offsetRttNanos + 1_000_000;
-        if (better || fresher || age > 60_000_000_000L) {
+        // a clock set (this instance's or Redis's): the windows would be far off until the offset is taken
+        boolean jumped = Math.abs(offset - offsetMs) > RateAlgorithm.EXPIRY_MARGIN_MS + rttNanos / 1_000_000;
+        if (better || fresher || jumped || age > 60_000_000_000L) {
             offsetMs = offset;
             offsetRttNanos = rttNanos;
             offsetTakenNanos = atNanos;

@@ -17,7 +17,10 @@ Reply     a string of little-endian doubles: per key the state after the exchang
 A count for a window older than the key's is over and dropped (for the counter: unless it is the key's
 previous window); a newer window replaces the key's as decide.lua would; counts never go below 0 (an
 instance gives back what a request it counted took when another rule of that request denied it, after
-sending it). Keys whose counts are 0 are only read. Each key is written with the TTL decide.lua gives it:
+sending it). A count for a window that has not begun on the script's clock (by more than the margin:
+an instance whose clock is far ahead of Redis's, with clock=redis) is dropped, so that it cannot move
+the key to a window to come, dropping the fleet's count and setting a TTL that far away. Keys whose
+counts are 0 are only read. Each key is written with the TTL decide.lua gives it:
 the window's end (the counter: the next window's end) plus the margin.
 ]]
 local call, pcall = redis.call, redis.pcall
@@ -36,6 +39,9 @@ local parts = {}
 local algorithm, window, ds, dc, dp, key, stored, s, c, p, ttl, tag, a, b, d
 for i = 1, #KEYS do
   algorithm, window, ds, dc, dp, pos = decode('<Bdddd', request, pos)
+  if ds > now + MARGIN then
+    dc, dp = 0, 0 -- a window not begun here: an instance's clock far ahead (the key only read)
+  end
   key = KEYS[i]
   s, c, p = -1, 0, 0
   stored = pcall('GET', key)

@@ -63,6 +63,7 @@ public final class FleetCounts implements CountExchange {
         String key = new String(d.key(), StandardCharsets.UTF_8);
         Stored stored = keys.get(key);
         if (stored != null && ((expires && stored.expiresAt <= now) || stored.algorithm != d.algorithm())) stored = null;
+        if (d.windowStart() > now + MARGIN) d = new Delta(d.key(), d.algorithm(), d.windowMs(), d.windowStart(), 0, 0); // not begun
         long w = d.windowMs();
         long s = stored == null ? -1 : stored.start;
         long c = stored == null ? 0 : stored.current;

@@ -146,4 +146,30 @@ class SyncScriptTest {
             own.close();
         }
     }
+
+    /**
+     * Found in a review of 0.3: with clock=redis, an instance whose clock was an hour ahead sent counts for
+     * a window an hour away, which replaced the fleet's count of the current window (100 more admitted
+     * against a limit of 100) and kept the key an hour. Such counts are dropped; the key only read.
+     */
+    @Test
+    void countsForAWindowNotBegunOnRedissClockAreDropped() {
+        SyncScript sync = new SyncScript(jedis, false);
+        long now = dev.sluice.testing.TestRedis.timeMillis(jedis);
+        long window = 600_000;
+        long current = now - now % window;
+        byte[] key = key("ip=10.7.0.1");
+        assertThat(sync.exchange(List.of(new Delta(key, Algorithm.FIXED_WINDOW, window, current, 90, 0)), -1).counts())
+                .containsExactly(new Counts(current, 90, 0));
+        long ttl = jedis.pttl(key);
+
+        List<Counts> after = sync.exchange(List.of(new Delta(key, Algorithm.FIXED_WINDOW, window, current + 6 * window, 1, 0)), -1)
+                .counts();
+        assertThat(after).as("the fleet's count stands").containsExactly(new Counts(current, 90, 0));
+        assertThat(jedis.pttl(key)).as("and its expiry").isLessThanOrEqualTo(ttl);
+        byte[] counter = key("ip=10.7.0.2");
+        assertThat(sync.exchange(List.of(new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, window, current + 6 * window, 5, 0)), -1)
+                .counts()).as("nothing written for a counter either").containsExactly(Counts.EMPTY);
+        assertThat(jedis.exists(counter)).isFalse();
+    }
 }
