@@ -369,28 +369,32 @@ public class RateLimitFilter implements Filter {
         }
         Admitted admitted = (Admitted) outcome;
         DelayedAdmission held = delays;
-        // a dispatch cannot be suspended in the middle of the servlet that makes it: its thread waits
-        if (admitted.delayMs > 0 && held != null) {
-            DelayedAdmission.ThreadHold hold = held.holdThread(admitted.delayMs, state.setup.config.maxHeldRequests(), response);
-            if (hold == DelayedAdmission.ThreadHold.AT_CAPACITY) {
-                if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
-                refuseHeldAtCapacity(state.setup, response, admitted);
-                return;
-            }
-            if (hold == DelayedAdmission.ThreadHold.ANSWERED) {
-                // answered in place of the target (a 503: the wait was cut short): settled as any answer
-                if (admitted.completion != null) state.settleWhenDone(admitted.completion, request, response);
-                return;
-            }
-        }
         try {
+            // a dispatch cannot be suspended in the middle of the servlet that makes it: its thread waits
+            if (admitted.delayMs > 0 && held != null) {
+                DelayedAdmission.ThreadHold hold = held.holdThread(admitted.delayMs, state.setup.config.maxHeldRequests(), response);
+                if (hold == DelayedAdmission.ThreadHold.AT_CAPACITY) {
+                    if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
+                    refuseHeldAtCapacity(state.setup, response, admitted);
+                    return;
+                }
+                if (hold == DelayedAdmission.ThreadHold.ANSWERED) {
+                    // answered in place of the target (a 503: the wait was cut short): settled as any answer
+                    if (admitted.completion != null) state.settleWhenDone(admitted.completion, request, response);
+                    return;
+                }
+            }
             target.run();
         } catch (IOException | ServletException | RuntimeException | Error failed) {
-            if (admitted.completion != null && !request.isAsyncStarted()) {
-                admitted.completion.settle(response.isCommitted() ? response.getStatus()
-                        : HttpServletResponse.SC_INTERNAL_SERVER_ERROR, request, response);
-            } else if (admitted.completion != null) {
-                state.settleWhenDone(admitted.completion, request, response); // at the completion, after its onError
+            // the hold or the target failed: settled with the request's final status when the first dispatch is
+            // still running (the servlet that dispatched may catch it and answer), else with what the client saw
+            if (admitted.completion != null && !state.settleAfterFirstDispatch(admitted.completion)) {
+                if (!request.isAsyncStarted()) {
+                    admitted.completion.settle(response.isCommitted() ? response.getStatus()
+                            : HttpServletResponse.SC_INTERNAL_SERVER_ERROR, request, response);
+                } else {
+                    admitted.completion.settleWhenComplete(request, response); // at the completion, after its onError
+                }
             }
             throw failed;
         }
@@ -566,13 +570,19 @@ public class RateLimitFilter implements Filter {
          * with the request (an include's status is the including servlet's to set), or now if that
          * first dispatch has already returned (a dispatch from an asynchronous cycle).
          */
-        synchronized void settleWhenDone(Completion completion, HttpServletRequest request, HttpServletResponse response) {
-            if (firstDispatchDone) {
-                completion.settleWhenComplete(request, response);
-                return;
-            }
+        void settleWhenDone(Completion completion, HttpServletRequest request, HttpServletResponse response) {
+            if (!settleAfterFirstDispatch(completion)) completion.settleWhenComplete(request, response);
+        }
+
+        /**
+         * Leaves {@code completion} for the first dispatch to settle when it is over, as {@link #settleWhenDone}
+         * does; false, leaving it, when the first dispatch is over already.
+         */
+        synchronized boolean settleAfterFirstDispatch(Completion completion) {
+            if (firstDispatchDone) return false;
             if (later == null) later = new ArrayList<>(2);
             later.add(completion);
+            return true;
         }
 
         /** The first dispatch is over: what its later dispatches settle, for it to settle. */

@@ -314,6 +314,11 @@ public final class DelayedAdmission implements AutoCloseable {
         response.setHeader("Cache-Control", "no-store");
         response.setContentType(QuotaExceededProblem.CONTENT_TYPE);
         response.setContentLength(body.length);
-        response.getOutputStream().write(body);
+        try {
+            response.getOutputStream().write(body);
+        } catch (IllegalStateException writerTaken) {
+            // the application holds the writer (a page including the held target): the body through it
+            response.getWriter().write(new String(body, StandardCharsets.UTF_8));
+        }
     }
 }
