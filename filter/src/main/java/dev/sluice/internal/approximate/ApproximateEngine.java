@@ -119,6 +119,8 @@ public final class ApproximateEngine implements AutoCloseable {
     /** The round trip of the sync {@link #offsetMs} comes from, and when it was (System.nanoTime); under the sync lock. */
     private long offsetRttNanos = Long.MAX_VALUE;
     private long offsetTakenNanos;
+    /** The offset of the last sync that differed from {@link #offsetMs} by more than its slack, else MIN_VALUE; under the sync lock. */
+    private long jumpSeen = Long.MIN_VALUE;
     private volatile boolean available = true;
     private final LongAdder syncs = new LongAdder();
     private final LongAdder syncFailures = new LongAdder();
@@ -537,15 +539,23 @@ public final class ApproximateEngine implements AutoCloseable {
      * Takes a sync's estimate of Redis's clock, right to within half its round trip, if it is at least
      * as good as the one in use; a slow sync (a busy machine, a pause) would otherwise shift this
      * instance's windows. A somewhat worse one is taken once the one in use is 5 s old (clocks drift),
-     * any once it is a minute old, and at once one that differs by more than a second and the round trip
-     * (a clock was set).
+     * any once it is a minute old, and one that differs by more than a second and the round trip once two
+     * syncs in a row say so (a clock was set).
      */
     private void learnOffset(long offset, long rttNanos, long atNanos) {
         long age = atNanos - offsetTakenNanos;
         boolean better = rttNanos <= offsetRttNanos;
         boolean fresher = age > 5_000_000_000L && rttNanos <= 2 * offsetRttNanos + 1_000_000;
-        // a clock set (this instance's or Redis's): the windows would be far off until the offset is taken
-        boolean jumped = Math.abs(offset - offsetMs) > RateAlgorithm.EXPIRY_MARGIN_MS + rttNanos / 1_000_000;
+        // a clock set (this instance's or Redis's): the windows would be far off until the offset is taken; taken
+        // when two syncs in a row agree on it (not one master's clock among several that differ)
+        long slack = RateAlgorithm.EXPIRY_MARGIN_MS + rttNanos / 1_000_000;
+        boolean jumped = false;
+        if (Math.abs(offset - offsetMs) > slack) {
+            jumped = jumpSeen != Long.MIN_VALUE && Math.abs(offset - jumpSeen) <= slack;
+            jumpSeen = offset;
+        } else {
+            jumpSeen = Long.MIN_VALUE;
+        }
         if (better || fresher || jumped || age > 60_000_000_000L) {
             offsetMs = offset;
             offsetRttNanos = rttNanos;
@@ -781,7 +791,15 @@ public final class ApproximateEngine implements AutoCloseable {
          */
         long window(long now) {
             long w = series.start(now);
-            w = Math.max(w, Math.max(syncedStart, Math.max(sendingStart, pendingStart)));
+            w = Math.max(w, Math.max(syncedStart, sendingStart));
+            if (pendingStart > w && pendingStart > series.start(now + RateAlgorithm.EXPIRY_MARGIN_MS)) {
+                // counted in a window not begun: under a clock far ahead, its offset since corrected; Redis would
+                // drop them (sync.lua), so they are the current window's
+                pendingStart = w;
+                pendingPrevious = 0;
+                return w;
+            }
+            w = Math.max(w, pendingStart);
             if (pendingStart != w) {
                 pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
                 pendingCurrent = 0;

@@ -3,7 +3,9 @@ package dev.sluice.internal.redis;
 import dev.sluice.internal.approximate.CountExchange;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.LimiterUnavailableException;
+import redis.clients.jedis.BuilderFactory;
 import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.CommandObject;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.UnifiedJedis;
@@ -226,17 +228,21 @@ public final class SyncScript implements CountExchange {
         return calls;
     }
 
-    /** A call through the client, which follows redirections. */
-    /** A {@code PING} through the client (any node of a Cluster): nothing to exchange, only whether Redis answers. */
+    /**
+     * A {@code PING} through the client: nothing to exchange, only whether Redis answers; on a Cluster to
+     * one node the client picks (not {@code UnifiedJedis.ping()}, which asks every node, replicas and
+     * nodes gone included, and fails if one does not answer).
+     */
     @Override
     public void ping() {
         try {
-            jedis.ping();
+            jedis.executeCommand(new CommandObject<>(new CommandArguments(Protocol.Command.PING), BuilderFactory.STRING));
         } catch (RuntimeException e) {
             throw new LimiterUnavailableException("Redis did not answer a PING: " + e.getMessage(), e, RedisFailure.isTimeout(e));
         }
     }
 
+    /** A call through the client, which follows redirections. */
     private byte[] alone(List<byte[]> keys, List<byte[]> args) {
         try {
             return (byte[]) jedis.evalsha(SHA_BYTES, keys, args);

@@ -394,4 +394,28 @@ class ApproximateEngineTest {
         decide(e, fixed(1_000_000, Duration.ofHours(1), Duration.ofMinutes(30)));
         assertThat(syncsOver(e, fast, t0 + 1_000_000_000L, 10)).as("back to a sync every 50 ms").isGreaterThanOrEqualTo(190);
     }
+
+    /**
+     * Found in a review of 0.3's fixes: with clock=redis, an instance started with its clock 5 minutes ahead
+     * of Redis's counted in a window 5 minutes away; once its syncs taught it Redis's time it kept counting
+     * there (the windows only moved forward) and Redis dropped those counts: 20 admitted against 10.
+     */
+    @Test
+    void anInstanceWhoseClockWasFarAheadCountsInTheCurrentWindowOnceItKnowsRedissTime() {
+        Rule rule = fixed(10, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ManualClock redisTime = new ManualClock(T0 + 10_000);
+        ManualClock ahead = new ManualClock(T0 + 10_000 + 300_000);
+        FleetCounts fleet = new FleetCounts(redisTime);
+        ApproximateEngine a = new ApproximateEngine(ahead, true, fleet, "t:", 10, false, () -> "test");
+        ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "test");
+        admit(a, rule, 2); // before any sync: in its own clock's window
+        a.sync();
+        a.sync(); // the offset is taken when two syncs agree on it
+        int byA = admit(a, rule, 8);
+        a.sync();
+        assertThat(fleet.count(KEY, T0)).as("a's counts reach the window Redis is in").isEqualTo(byA);
+        int byB = admit(b, rule, 1);
+        b.sync(); // b learns the fleet's count
+        assertThat(byA + byB + admit(b, rule, 10)).as("the fleet, from then on").isEqualTo(10);
+    }
 }
