@@ -309,8 +309,7 @@ public class RateLimitFilter implements Filter {
             String path = request.getDispatcherType() == DispatcherType.INCLUDE
                     ? GatedRequest.currentPath(request) : pathWithinApplication(request);
             HttpServletRequest next = GatedRequest.isGated(request) ? request : GatedRequest.of(request, seen);
-            dispatch(seen, request, response, path, request.getDispatcherType() == DispatcherType.INCLUDE,
-                    () -> chain.doFilter(next, response));
+            dispatch(seen, request, response, path, () -> chain.doFilter(next, response));
             return;
         }
         // one configuration for the whole client request; the request the chain gets, its dispatchers gated
@@ -360,11 +359,11 @@ public class RateLimitFilter implements Filter {
      * target runs, or the refusal stands in its place.
      */
     private void dispatch(ClientRequest state, HttpServletRequest request, HttpServletResponse response, String path,
-                          boolean include, GatedRequest.Target target) throws IOException, ServletException {
+                          GatedRequest.Target target) throws IOException, ServletException {
         Outcome outcome = decide(state, request, response, path);
         if (outcome instanceof Refused refused) {
             // the container's include ignores a status and headers; the body stands in place of the target
-            if (!response.isCommitted() && !include) response.resetBuffer();
+            if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
             respond(response, refused);
             return;
         }
@@ -373,10 +372,9 @@ public class RateLimitFilter implements Filter {
         try {
             // a dispatch cannot be suspended in the middle of the servlet that makes it: its thread waits
             if (admitted.delayMs > 0 && held != null) {
-                DelayedAdmission.ThreadHold hold = held.holdThread(admitted.delayMs, state.setup.config.maxHeldRequests(), response,
-                        include);
+                DelayedAdmission.ThreadHold hold = held.holdThread(admitted.delayMs, state.setup.config.maxHeldRequests(), response);
                 if (hold == DelayedAdmission.ThreadHold.AT_CAPACITY) {
-                    if (!response.isCommitted() && !include) response.resetBuffer();
+                    if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
                     refuseHeldAtCapacity(state.setup, response, admitted);
                     return;
                 }
@@ -548,9 +546,9 @@ public class RateLimitFilter implements Filter {
         }
 
         @Override
-        public void dispatch(HttpServletRequest request, HttpServletResponse response, String path, boolean include,
+        public void dispatch(HttpServletRequest request, HttpServletResponse response, String path,
                              GatedRequest.Target target) throws IOException, ServletException {
-            RateLimitFilter.this.dispatch(this, request, response, path, include, target);
+            RateLimitFilter.this.dispatch(this, request, response, path, target);
         }
 
         /** The client's address, resolved at the first dispatch that needs it. */

@@ -133,7 +133,7 @@ public final class DelayedAdmission implements AutoCloseable {
 
     private void park(long slotNanos, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        if (parkUntil(slotNanos, response, false)) chain.doFilter(request, response); // a first dispatch, never an include
+        if (parkUntil(slotNanos, response)) chain.doFilter(request, response);
     }
 
     /** What {@link #holdThread} came to. */
@@ -150,23 +150,21 @@ public final class DelayedAdmission implements AutoCloseable {
      * Holds the calling thread until the slot {@code delayMs} from now, unless {@code maxHeld}
      * requests are held already: a request decided in the middle of a forward or include, which
      * cannot be suspended there. Counted against the cap like the requests {@link #admitAfter} holds.
-     * An include answered while it waits writes its 503 body in place of the target, the page around it
-     * kept (the container ignores an include's status and headers).
      */
-    public ThreadHold holdThread(long delayMs, int maxHeld, HttpServletResponse response, boolean include) throws IOException {
+    public ThreadHold holdThread(long delayMs, int maxHeld, HttpServletResponse response) throws IOException {
         long slotNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs);
         if (closed) {
-            refuse(response, slotNanos, Reason.SHUTTING_DOWN, include);
+            refuse(response, slotNanos, Reason.SHUTTING_DOWN);
             return ThreadHold.ANSWERED;
         }
         if (reserved.incrementAndGet() > maxHeld) {
             reserved.decrementAndGet();
             return ThreadHold.AT_CAPACITY;
         }
-        return parkUntil(slotNanos, response, include) ? ThreadHold.GO_ON : ThreadHold.ANSWERED; // parkUntil releases it
+        return parkUntil(slotNanos, response) ? ThreadHold.GO_ON : ThreadHold.ANSWERED; // parkUntil releases it
     }
 
-    private boolean parkUntil(long slotNanos, HttpServletResponse response, boolean include) throws IOException {
+    private boolean parkUntil(long slotNanos, HttpServletResponse response) throws IOException {
         Thread thread = Thread.currentThread();
         Parked hold = new Parked(thread);
         holds.add(hold);
@@ -181,7 +179,7 @@ public final class DelayedAdmission implements AutoCloseable {
             forget(hold);
         }
         if (closed || thread.isInterrupted()) {
-            refuse(response, slotNanos, Reason.SHUTTING_DOWN, include);
+            refuse(response, slotNanos, Reason.SHUTTING_DOWN);
             return false;
         }
         return true;
@@ -306,15 +304,11 @@ public final class DelayedAdmission implements AutoCloseable {
 
     /** 503 with {@code Retry-After}: the seconds until the request's slot, at least 1. */
     private static void refuse(HttpServletResponse response, long slotNanos, Reason reason) throws IOException {
-        refuse(response, slotNanos, reason, false);
-    }
-
-    private static void refuse(HttpServletResponse response, long slotNanos, Reason reason, boolean include) throws IOException {
-        if (response.isCommitted() && !include) return;
+        if (response.isCommitted()) return;
         long retryAfter = RateLimitHeaders.retryAfterSeconds(
                 TimeUnit.NANOSECONDS.toMillis(slotNanos - System.nanoTime()));
         byte[] body = QuotaExceededProblem.heldNotServedBody(reason.detail, retryAfter).getBytes(StandardCharsets.UTF_8);
-        if (!include) response.resetBuffer(); // an include's page, written before it, stays
+        response.resetBuffer();
         response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
         response.setHeader("Retry-After", Long.toString(retryAfter));
         response.setHeader("Cache-Control", "no-store");

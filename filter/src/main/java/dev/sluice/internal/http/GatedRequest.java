@@ -38,7 +38,7 @@ public abstract class GatedRequest extends HttpServletRequestWrapper {
          * Decides the rules that {@code path} matches and that have not decided this client request
          * yet, then runs {@code target} if they admit it (else answers on {@code response} in its place).
          */
-        void dispatch(HttpServletRequest request, HttpServletResponse response, String path, boolean include, Target target)
+        void dispatch(HttpServletRequest request, HttpServletResponse response, String path, Target target)
                 throws IOException, ServletException;
     }
 
@@ -100,7 +100,7 @@ public abstract class GatedRequest extends HttpServletRequestWrapper {
                 // as the container's forward would: nothing reaches the target
                 throw new IllegalStateException("Cannot forward after the response has been committed");
             }
-            gate().dispatch(http, httpResponse, targetPath(path, http), false,
+            gate().dispatch(http, httpResponse, targetPath(path, http),
                     () -> target.forward(request, response));
         }
 
@@ -110,7 +110,7 @@ public abstract class GatedRequest extends HttpServletRequestWrapper {
                 target.include(request, response);
                 return;
             }
-            gate().dispatch(http, httpResponse, targetPath(path, http), true,
+            gate().dispatch(http, httpResponse, targetPath(path, http),
                     () -> target.include(request, response));
         }
     }

@@ -189,12 +189,12 @@ class DelayedAdmissionTest {
         Exchange first = new Exchange(true);
         assertThat(first.admitAfter(delays, 10_000, 1)).isTrue();
         Exchange forwarded = new Exchange(false);
-        assertThat(delays.holdThread(10_000, 1, forwarded.response.proxy, false)).as("the cap of 1 is reached")
+        assertThat(delays.holdThread(10_000, 1, forwarded.response.proxy)).as("the cap of 1 is reached")
                 .isEqualTo(DelayedAdmission.ThreadHold.AT_CAPACITY);
         assertThat(forwarded.response.status).as("the caller answers").isZero();
 
         first.async.fire(AsyncListener::onComplete);
-        assertThat(delays.holdThread(20, 1, forwarded.response.proxy, false)).as("held until its slot, then on")
+        assertThat(delays.holdThread(20, 1, forwarded.response.proxy)).as("held until its slot, then on")
                 .isEqualTo(DelayedAdmission.ThreadHold.GO_ON);
         assertThat(delays.held()).as("its place freed when it went on").isZero();
         assertThat(first.admitAfter(delays, 10_000, 1)).isTrue();
