@@ -128,6 +128,11 @@ final class ClusterTopology implements AutoCloseable {
     public void close() {
         closed = true;
         LockSupport.unpark(thread);
+        awaitEnd(thread);
+    }
+
+    /** Waits at most {@link #CLOSE_WAIT_MILLIS} for {@code thread} to end (not when it is the caller). */
+    static void awaitEnd(Thread thread) {
         if (Thread.currentThread() == thread) return;
         try {
             thread.join(CLOSE_WAIT_MILLIS);

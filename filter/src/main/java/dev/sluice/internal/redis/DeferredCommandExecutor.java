@@ -124,13 +124,7 @@ final class DeferredCommandExecutor implements CommandExecutor {
             d = delegate;
         }
         discovery.interrupt();
-        if (Thread.currentThread() != discovery) {
-            try {
-                discovery.join(ClusterTopology.CLOSE_WAIT_MILLIS); // an attempt under way: at most a timeout per node
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        ClusterTopology.awaitEnd(discovery); // an attempt under way: at most a timeout per node
         if (d == null) return;
         try {
             d.close();

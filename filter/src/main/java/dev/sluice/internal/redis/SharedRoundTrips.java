@@ -327,16 +327,7 @@ final class SharedRoundTrips {
             if (timedOut || failure instanceof JedisConnectionException) {
                 nodes.failed(lane.node);
             }
-            for (Call c : batch) {
-                if (c.settled) continue;
-                if (again) {
-                    c.alone = true;
-                } else {
-                    c.failure = c.caller == Thread.currentThread() ? failure : ownCopy(failure);
-                }
-                c.settled = true;
-                c.complete();
-            }
+            fail(batch, failure, again);
             if (timedOut) {
                 failQueuedBefore(lane, failure, System.nanoTime());
             }
@@ -344,13 +335,7 @@ final class SharedRoundTrips {
             // mid-batch (out of memory, a stack overflow): the connection may hold replies not read, so it must
             // not go back to the pool as sound, and no caller of the batch may wait on for an answer
             if (connection != null) connection.setBroken();
-            JedisException failure = new JedisException("Redis call failed: " + e, e);
-            for (Call c : batch) {
-                if (c.settled) continue;
-                c.failure = c.caller == Thread.currentThread() ? failure : ownCopy(failure);
-                c.settled = true;
-                c.complete();
-            }
+            fail(batch, new JedisException("Redis call failed: " + e, e), false);
             throw e;
         } finally {
             if (connection != null) {
@@ -369,6 +354,20 @@ final class SharedRoundTrips {
      * a stuck node (the circuit breaker hears of each failure and soon stops calling). Calls queued
      * after the failure go on as usual.
      */
+    /** Completes the calls of {@code batch} not answered yet: to go again alone ({@code again}), else with {@code failure}. */
+    private static void fail(List<Call> batch, JedisException failure, boolean again) {
+        for (Call c : batch) {
+            if (c.settled) continue;
+            if (again) {
+                c.alone = true;
+            } else {
+                c.failure = c.caller == Thread.currentThread() ? failure : ownCopy(failure);
+            }
+            c.settled = true;
+            c.complete();
+        }
+    }
+
     private void failQueuedBefore(Lane lane, JedisException failure, long failedAt) {
         for (Call c : lane.queue) {
             if (c.queuedAt - failedAt < 0 && c.take()) {
