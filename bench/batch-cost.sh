@@ -53,9 +53,9 @@ resp() { # kind script-file batch out
       print cmd("EVALSHA", $sha, $b, @keys); # the batched least: every key in one call
     } elsif ($kind eq "batch") {
       # decide-batch.lua: KEYS every request'"'"'s keys; ARGV[1] per request its key count and
-      # argument count (a byte each), then every request'"'"'s arguments
-      my $layout = join "", map { pack("CC", 1, 1) } 1 .. $b;
-      print cmd("EVALSHA", $sha, $b, @keys, $layout, ($req) x $b);
+      # argument count (a byte each) and its request'"'"'s length (two bytes), ARGV[2] every request
+      my $layout = join "", map { pack("CCv", 1, 1, length($req)) } 1 .. $b;
+      print cmd("EVALSHA", $sha, $b, @keys, $layout, $req x $b);
     } else {
       for my $k (@keys) { print $kind eq "sluice" ? cmd("EVALSHA", $sha, 1, $k, $req) : cmd("EVALSHA", $sha, 1, $k); }
     }' "$1" "$2" "$3" >"$4"

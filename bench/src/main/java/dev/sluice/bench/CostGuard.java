@@ -179,10 +179,10 @@ public final class CostGuard {
         }
         cases.add(Case.decision("token-bucket-denied", "token-bucket", Workload.EXHAUSTED, Workload.EXHAUSTED, null, false, 1));
         cases.add(Case.decision("token-bucket-3-rules", "token-bucket", Workload.KEYS_10K, Workload.HOT, null, true, 3));
-        // a release removes the slot's member; a charge writes the state (SET) after the decision's SET; a
+        // a release removes the slot's member; a charge writes the state (PSETEX) after the decision's PSETEX; a
         // give-back overwrites it in place (SETRANGE)
         cases.add(Case.settling("concurrency-take-release", SettlingContender.Kind.TAKE_RELEASE, "zrem", 1.0));
-        cases.add(Case.settling("token-bucket-charge", SettlingContender.Kind.CHARGE, "set", 2.0));
+        cases.add(Case.settling("token-bucket-charge", SettlingContender.Kind.CHARGE, "psetex", 2.0));
         cases.add(Case.settling("token-bucket-give-back-part", SettlingContender.Kind.GIVE_BACK_PART, "setrange", 1.0));
         cases.add(Case.renewal("concurrency-renew-1", 1, 2_000, RENEWALS_OF_ONE));
         cases.add(Case.renewal("concurrency-renew-" + RENEWED, RENEWED, 200, RENEWALS_OF_MANY));

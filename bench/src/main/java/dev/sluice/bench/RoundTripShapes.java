@@ -14,7 +14,6 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -76,10 +75,19 @@ final class RoundTripShapes {
     private static int batched(Connection c, byte[] sha, String prefix, int batch) {
         CommandArguments call = new CommandArguments(Protocol.Command.EVALSHA).add(sha).add(batch);
         for (int i = 0; i < batch; i++) call.add(key(prefix));
-        byte[] layout = new byte[2 * batch]; // decide-batch.lua: per request one key, one argument (a byte each)
-        Arrays.fill(layout, (byte) 1);
+        // decide-batch.lua: per request one key, one argument (a byte each), its length (two bytes,
+        // little-endian); then every request in one argument
+        byte[] layout = new byte[4 * batch];
+        byte[] requests = new byte[batch * ADMITTING.length];
+        for (int i = 0; i < batch; i++) {
+            layout[4 * i] = 1;
+            layout[4 * i + 1] = 1;
+            layout[4 * i + 2] = (byte) ADMITTING.length;
+            layout[4 * i + 3] = (byte) (ADMITTING.length >>> 8);
+            System.arraycopy(ADMITTING, 0, requests, i * ADMITTING.length, ADMITTING.length);
+        }
         call.add(layout);
-        for (int i = 0; i < batch; i++) call.add(ADMITTING);
+        call.add(requests);
         Object reply = c.executeCommand(call);
         if (!(reply instanceof List<?> l) || l.size() != batch) throw new IllegalStateException("unexpected reply " + reply);
         return batch;

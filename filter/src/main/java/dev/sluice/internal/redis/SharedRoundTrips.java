@@ -560,37 +560,77 @@ final class SharedRoundTrips {
 
     /**
      * A script that runs several calls of one script in one call, in their order, each isolated from
-     * the others: {@code KEYS} every call's keys, call after call; {@code ARGV[1]} per call its
-     * number of keys and of arguments (a byte each), then every call's arguments, call after call;
-     * the reply an array of each call's reply, an error reply where a call failed. decide-batch.lua
-     * is one. A call of more than {@value #MAX_KEYS} keys or arguments goes on its own.
+     * the others: {@code KEYS} every call's keys, call after call; {@code ARGV[1]} per call four bytes:
+     * its number of keys, its number of arguments, the length of its first argument (two bytes,
+     * little-endian); {@code ARGV[2]} every call's first argument, call after call, in one string;
+     * {@code ARGV[3...]} their further arguments, call after call; the reply an array of each call's
+     * reply, an error reply where a call failed. decide-batch.lua is one. A call of more than
+     * {@value #MAX_KEYS} keys or arguments, or whose first argument is longer than
+     * {@value #MAX_FIRST} bytes, goes on its own.
      */
     record BatchScript(byte[] sha, byte[] script) {
 
         static final int MAX_KEYS = 255;
+        static final int MAX_FIRST = 65_535;
 
         /** Whether {@code c} can go in a call of this script. */
         static boolean fits(Call c) {
-            return c.batch != null && c.keys.size() <= MAX_KEYS && c.args.size() <= MAX_KEYS;
+            return c.batch != null && c.keys.size() <= MAX_KEYS && fits(c.args);
+        }
+
+        /** Whether a call of these arguments can go in a call of this script (with at most {@value #MAX_KEYS} keys). */
+        static boolean fits(List<byte[]> args) {
+            return !args.isEmpty() && args.size() <= MAX_KEYS && args.get(0).length <= MAX_FIRST;
         }
 
         /** One call of this script for {@code calls}. */
         Command command(List<Call> calls) {
-            int keys = 0;
-            for (Call c : calls) keys += c.keys.size();
-            byte[] layout = new byte[2 * calls.size()];
-            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(new Bytes(sha)).add(count(keys));
-            for (int i = 0; i < calls.size(); i++) {
+            int[] keys = new int[calls.size()];
+            List<List<byte[]>> args = new ArrayList<>(calls.size());
+            int all = 0;
+            for (int i = 0; i < keys.length; i++) {
                 Call c = calls.get(i);
-                layout[2 * i] = (byte) c.keys.size();
-                layout[2 * i + 1] = (byte) c.args.size();
+                keys[i] = c.keys.size();
+                all += keys[i];
+                args.add(c.args);
+            }
+            CommandArguments arguments = new CommandArguments(Protocol.Command.EVALSHA).add(new Bytes(sha)).add(count(all));
+            for (Call c : calls) {
                 for (byte[] k : c.keys) arguments.add(new Bytes(k));
             }
-            arguments.add(new Bytes(layout));
-            for (Call c : calls) {
-                for (byte[] a : c.args) arguments.add(new Bytes(a));
-            }
+            for (byte[] a : argv(keys, args)) arguments.add(new Bytes(a));
             return new Command(sha, script, arguments, calls, true);
+        }
+
+        /**
+         * The {@code ARGV} of one call of such a script for calls of {@code keys[i]} keys and
+         * arguments {@code args.get(i)}, each of which {@link #fits(List)}.
+         */
+        static List<byte[]> argv(int[] keys, List<List<byte[]>> args) {
+            byte[] layout = new byte[4 * args.size()];
+            int length = 0;
+            int further = 0;
+            for (int i = 0; i < args.size(); i++) {
+                List<byte[]> a = args.get(i);
+                int first = a.get(0).length;
+                layout[4 * i] = (byte) keys[i];
+                layout[4 * i + 1] = (byte) a.size();
+                layout[4 * i + 2] = (byte) first;
+                layout[4 * i + 3] = (byte) (first >>> 8);
+                length += first;
+                further += a.size() - 1;
+            }
+            byte[] firsts = new byte[length];
+            List<byte[]> argv = new ArrayList<>(2 + further);
+            argv.add(layout);
+            argv.add(firsts);
+            int at = 0;
+            for (List<byte[]> a : args) {
+                System.arraycopy(a.get(0), 0, firsts, at, a.get(0).length);
+                at += a.get(0).length;
+            }
+            for (List<byte[]> a : args) argv.addAll(a.subList(1, a.size()));
+            return argv;
         }
     }
 

@@ -67,7 +67,7 @@ for i = 1, #KEYS do
         ttl = s + window - now + MARGIN
       end
       if ttl and ttl >= 1 then
-        call('SET', key, encode('<Bdd', 1, s + window, c), 'PX', format('%d', ttl))
+        call('PSETEX', key, format('%d', ttl), encode('<Bdd', 1, s + window, c))
       end
     end
   elseif algorithm == 2 then
@@ -101,7 +101,7 @@ for i = 1, #KEYS do
       end
       ttl = s + 2 * window - now + MARGIN
       if ttl >= 1 then
-        call('SET', key, encode('<Bddd', 2, s + window, c, p), 'PX', format('%d', ttl))
+        call('PSETEX', key, format('%d', ttl), encode('<Bddd', 2, s + window, c, p))
       end
     end
   else

@@ -107,6 +107,59 @@ class RedisEngineBatchScriptTest {
     }
 
     /**
+     * Give-backs (a settlement has a second argument: its takes' tokens) share a batch with
+     * decisions: each is applied in its place, with its own token, once; a decision after it in the
+     * batch sees it.
+     */
+    @Test
+    void giveBacksInABatchAreAppliedInTheirPlaceWithTheirOwnTokensOnce() throws Exception {
+        try (RedisProcess redis = RedisProcess.start();
+             JedisPooled jedis = new JedisPooled(new HostAndPort("127.0.0.1", redis.port()), DefaultJedisClientConfig.builder()
+                     .socketTimeoutMillis(10_000).clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build());
+             Jedis direct = new Jedis("127.0.0.1", redis.port())) {
+            RedisEngine engine = new RedisEngine(jedis, prefix, true, Clock.SYSTEM, false);
+            Rule each = Rule.of("each", Algorithm.TOKEN_BUCKET, 1, Duration.ofMinutes(1));
+            List<String> clients = List.of("c0", "c1", "c2");
+            List<Decision> taken = new ArrayList<>();
+            for (String client : clients) taken.add(engine.decide(one(each, client)));
+            assertThat(taken).extracting(Decision::allowed).containsOnly(true);
+            resetStats(redis);
+            List<Supplier<Decision>> batch = new ArrayList<>();
+            for (int c = 0; c < clients.size(); c++) {
+                List<Acquisition> request = one(each, clients.get(c));
+                List<RuleDecision> take = taken.get(c).rules();
+                Supplier<Decision> giveBack = () -> {
+                    engine.giveBack(request, take);
+                    return null;
+                };
+                batch.add(() -> engine.decide(request)); // the bucket empty: denied
+                batch.add(giveBack);
+                batch.add(() -> engine.decide(request)); // given back: admitted
+                batch.add(giveBack); // the same give-back again: nothing
+                batch.add(() -> engine.decide(request)); // denied
+            }
+
+            Batches.Started<Decision> started = Batches.behindAFirstCall(redis, engine.roundTrips(), requests,
+                    () -> engine.decide(one(each, "first")), batch, true);
+
+            assertThat(started.first().get(10, TimeUnit.SECONDS).allowed()).isTrue();
+            for (int c = 0; c < clients.size(); c++) {
+                for (int i = 0; i < 5; i++) {
+                    Decision d = started.queued().get(5 * c + i).get(10, TimeUnit.SECONDS);
+                    if (i % 2 == 0) {
+                        assertThat(d.allowed()).as("%s, call %d", clients.get(c), i).isEqualTo(i == 2);
+                    }
+                }
+                byte[] once = (engine.key(each, ClientKey.parse(clients.get(c))) + ":once").getBytes(StandardCharsets.UTF_8);
+                assertThat(direct.zrange(once, 0, -1)).as("%s's once key: its own take's token", clients.get(c))
+                        .containsExactly(RequestCodec.tokens(taken.get(c).rules()));
+            }
+            assertThat(calls(info(redis, "commandstats"), "evalsha")).as("the first call, the filler, one for the batch")
+                    .isEqualTo(2 + started.fillers());
+        }
+    }
+
+    /**
      * A key whose state makes its decision fail in Redis (a sliding-window counter whose window ends
      * in ~1e300 ms: the expiry it would write is invalid, so the script's SET errs) shares a batch with
      * other requests: they are decided by Redis as if it were not there, and it alone fails, decided by
@@ -173,7 +226,7 @@ class RedisEngineBatchScriptTest {
                 int size = 1 + random.nextInt(16);
                 List<byte[]> batchKeys = new ArrayList<>();
                 List<byte[]> batchArgs = new ArrayList<>();
-                byte[] layout = new byte[2 * size];
+                int[] keyCounts = new int[size];
                 List<byte[]> alone = new ArrayList<>();
                 for (int r = 0; r < size; r++) {
                     int rules = 1 + random.nextInt(2);
@@ -193,18 +246,16 @@ class RedisEngineBatchScriptTest {
                         request.rule(RequestCodec.rule(rule), mode == 2 ? RequestCodec.Mode.EVALUATE
                                 : mode == 1 ? RequestCodec.Mode.SHADOW : RequestCodec.Mode.ENFORCING, 1 + random.nextInt(2));
                     }
-                    layout[2 * r] = (byte) rules;
-                    layout[2 * r + 1] = 1;
+                    keyCounts[r] = rules;
                     batchArgs.add(request.bytes());
                     for (String name : names) batchKeys.add(("a{" + name + "}").getBytes(StandardCharsets.UTF_8));
                     List<byte[]> keys = new ArrayList<>();
                     for (String name : names) keys.add(("b{" + name + "}").getBytes(StandardCharsets.UTF_8));
                     alone.add((byte[]) jedis.evalsha(one, keys, List.of(batchArgs.get(batchArgs.size() - 1))));
                 }
-                List<byte[]> args = new ArrayList<>();
-                args.add(layout);
-                args.addAll(batchArgs);
-                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, args);
+                List<List<byte[]>> each = new ArrayList<>();
+                for (byte[] a : batchArgs) each.add(List.of(a));
+                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, SharedRoundTrips.BatchScript.argv(keyCounts, each));
                 assertThat(replies).hasSize(size);
                 for (int r = 0; r < size; r++) {
                     assertThat((byte[]) replies.get(r)).as("round " + round + ", request " + r).isEqualTo(alone.get(r));
