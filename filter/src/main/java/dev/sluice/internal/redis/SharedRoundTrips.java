@@ -36,7 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  * round trip takes all of them (at most {@value #MAX_BATCH}), pipelined on one connection: one of
  * their threads carries it, the others park until their own reply is in (each is woken as soon as
  * its reply is read; the carrier returns when all are). Nobody waits for a batch to fill: a batch is
- * whatever queued during the round trips before it. No lock is held at any time; the queue and the
+ * whatever queued during the round trips before it, taken whole by one carrier: two carriers that
+ * start at once (both places freed together) take one after the other, never by turns, so a batch is
+ * a run of the queue. No lock is held otherwise (never during a round trip); the queue and the
  * count of round trips in flight are lock-free. A round trip is in flight until Redis answers it (its first reply: Redis replies once it
  * has run what it read), so the next one starts, on another pooled connection, while the replies of
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
@@ -52,10 +54,12 @@ import java.util.concurrent.locks.LockSupport;
  * {@code EVALSHA}, pipelined.
  *
  * <p><b>Still exact.</b> Each decision is what it would have been alone, atomic per request (Redis
- * runs one script at a time; a batch script isolates each call's run, decide-batch.lua), in the
- * order the calls queued. Replies are matched to calls by their order on the connection (and in a
- * batch's array), which is given back to its pool after every round trip (and discarded by the
- * pool when broken), so a late reply can never reach another call.
+ * runs one script at a time; a batch script isolates each call's run, decide-batch.lua); the calls
+ * of a round trip run in the order they queued. Two round trips in flight at once are on two
+ * connections, which Redis reads in an order of its own, as it does two calls made alone. Replies
+ * are matched to calls by their order on the connection (and in a batch's array), which is given
+ * back to its pool after every round trip (and discarded by the pool when broken), so a late reply
+ * can never reach another call.
  *
  * <p><b>Bounds.</b> A queued call waits at most {@code redis.timeout} for its round trip to start
  * (the round trip it waits behind is bounded by that too; then it fails as a timeout, as a call
@@ -516,8 +520,12 @@ final class SharedRoundTrips {
             }
         }
 
-        /** The calls queued now, in order, taken for one round trip (those that gave up dropped). */
-        List<Call> take() {
+        /**
+         * The calls queued now, in order, taken for one round trip (those that gave up dropped).
+         * Synchronized: a second carrier polling at the same time would take every other call, and
+         * the two round trips would run the queue's calls out of order. Held for the polls only.
+         */
+        synchronized List<Call> take() {
             Call first = next();
             if (first == null) return List.of();
             Call second = next();
