@@ -32,6 +32,8 @@ WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 assemble() { awk -v dir="$LUA" -v main="$1" -f "$ROOT/bench/assemble.awk"; }
 if [ -f "$LUA/decide-one.lua" ]; then
   assemble decide-one.lua >"$WORK/one.lua"; assemble decide-batch.lua >"$WORK/batch.lua"
+  # an older tree's batch script reads each request from an argument of its own
+  grep -q 'ARGV\[3' "$WORK/batch.lua" || export OLD_LAYOUT=1
 else
   assemble decide.lua >"$WORK/one.lua"; : >"$WORK/batch.lua" # before the batch script
 fi
@@ -54,8 +56,12 @@ resp() { # kind script-file batch out
     } elsif ($kind eq "batch") {
       # decide-batch.lua: KEYS every request'"'"'s keys; ARGV[1] per request its key count and
       # argument count (a byte each) and its request'"'"'s length (two bytes), ARGV[2] every request
-      my $layout = join "", map { pack("CCv", 1, 1, length($req)) } 1 .. $b;
-      print cmd("EVALSHA", $sha, $b, @keys, $layout, $req x $b);
+      # (before 0.3.0: ARGV[1] two bytes per request, then each request an argument of its own)
+      if ($ENV{OLD_LAYOUT}) {
+        print cmd("EVALSHA", $sha, $b, @keys, join("", map { pack("CC", 1, 1) } 1 .. $b), ($req) x $b);
+      } else {
+        print cmd("EVALSHA", $sha, $b, @keys, join("", map { pack("CCv", 1, 1, length($req)) } 1 .. $b), $req x $b);
+      }
     } else {
       for my $k (@keys) { print $kind eq "sluice" ? cmd("EVALSHA", $sha, 1, $k, $req) : cmd("EVALSHA", $sha, 1, $k); }
     }' "$1" "$2" "$3" >"$4"
@@ -71,9 +77,10 @@ count() { # kind script-file batch -> instructions per decision
   local pid=$!
   for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
   redis-cli -p "$port" -x script load <"$script" >/dev/null
-  perl "$ROOT/bench/resp-batches.pl" "$port" "$WORK/rt" "$replies" $(( (128 + b - 1) / b ))
+  # an error reply (a request the script cannot read) ends the count: its figure would mean nothing
+  perl "$ROOT/bench/resp-batches.pl" "$port" "$WORK/rt" "$replies" $(( (128 + b - 1) / b )) || { kill "$pid"; exit 1; }
   callgrind_control -i on "$pid" >/dev/null 2>&1
-  perl "$ROOT/bench/resp-batches.pl" "$port" "$WORK/rt" "$replies" $(( DECISIONS / b ))
+  perl "$ROOT/bench/resp-batches.pl" "$port" "$WORK/rt" "$replies" $(( DECISIONS / b )) || { kill "$pid"; exit 1; }
   callgrind_control -i off "$pid" >/dev/null 2>&1
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   wait "$pid" || true

@@ -573,12 +573,14 @@ final class SharedRoundTrips {
      * little-endian); {@code ARGV[2]} every call's first argument, call after call, in one string;
      * {@code ARGV[3...]} their further arguments, call after call; the reply an array of each call's
      * reply, an error reply where a call failed. decide-batch.lua is one. A call of more than
-     * {@value #MAX_KEYS} keys or arguments, or whose first argument is longer than
+     * {@value #MAX_KEYS} keys or {@value #MAX_ARGS} arguments, or whose first argument is longer than
      * {@value #MAX_FIRST} bytes, goes on its own.
      */
     record BatchScript(byte[] sha, byte[] script) {
 
         static final int MAX_KEYS = 255;
+        /** A decision's request, and a settlement's tokens: decide-batch.lua hands a call its first two. */
+        static final int MAX_ARGS = 2;
         static final int MAX_FIRST = 65_535;
 
         /** Whether {@code c} can go in a call of this script. */
@@ -588,7 +590,7 @@ final class SharedRoundTrips {
 
         /** Whether a call of these arguments can go in a call of this script (with at most {@value #MAX_KEYS} keys). */
         static boolean fits(List<byte[]> args) {
-            return !args.isEmpty() && args.size() <= MAX_KEYS && args.get(0).length <= MAX_FIRST;
+            return !args.isEmpty() && args.size() <= MAX_ARGS && args.get(0).length <= MAX_FIRST;
         }
 
         /** One call of this script for {@code calls}. */

@@ -13,8 +13,9 @@ ARGV[3...] the settlements' tokens (their second argument), settlement after set
 Reply     an array: per request, decide.lua's reply, or an error reply where its decision failed
 
 Isolation: each request runs under Lua's pcall, so an error (a key of another type under a give-
-back's once key, a malformed request) fails that request alone: its error is its reply, and the
-requests before and after it are decided as if it had not been there; what it wrote before its
+back's once key, a state whose expiry would be invalid) fails that request alone: its error is its
+reply, and the requests before and after it are decided as if it had not been there (each begins
+where the layout says, whatever the one before it read); what it wrote before its
 error stays, as it would after the error of a call of its own. A decision writes nothing before it
 has read and decided every rule, and its writes do not fail on data (PSETEX overwrites any type, the
 log deletes a key of another type first), so only a give-back of several rules can stop half way:

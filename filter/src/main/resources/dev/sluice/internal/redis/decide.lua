@@ -25,7 +25,8 @@ request   (ARGV[1] of decide-one.lua; in decide-batch.lua, ARGV[2] holds every r
           concurrency rule: release its slot), then evaluate only; 5 charge `cost` more, past the limit
           if need be (rule.<r>.actual-cost: the algorithm's fragment takes it as a request admitted
           whatever its state), then evaluate the state as it was before
-tokens    (ARGV[2]) give-backs and charges only (modes 3 and 5), else nil: per acquisition the 8 bytes
+tokens    (ARGV[2] of decide-one.lua; of decide-batch.lua, one of ARGV[3...]) give-backs and charges only
+          (modes 3 and 5), else nil: per acquisition the 8 bytes
           of its take's token (RuleDecision.Take), what makes a second application of the same give-back
           or charge (a call resent after a dropped connection, a cluster retry) change nothing: see
           give-back.lua; a concurrency slot's member

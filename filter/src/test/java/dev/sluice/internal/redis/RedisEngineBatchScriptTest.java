@@ -19,6 +19,7 @@ import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -161,7 +162,7 @@ class RedisEngineBatchScriptTest {
 
     /**
      * A key whose state makes its decision fail in Redis (a sliding-window counter whose window ends
-     * in ~1e300 ms: the expiry it would write is invalid, so the script's SET errs) shares a batch with
+     * in ~1e300 ms: the expiry it would write is invalid, so the script's PSETEX errs) shares a batch with
      * other requests: they are decided by Redis as if it were not there, and it alone fails, decided by
      * its rule's failure policy (open: the local backstop), counted as one Redis error.
      */
@@ -261,6 +262,142 @@ class RedisEngineBatchScriptTest {
                     assertThat((byte[]) replies.get(r)).as("round " + round + ", request " + r).isEqualTo(alone.get(r));
                 }
             }
+        }
+    }
+
+    /** Every algorithm, a concurrency rule's slot among them. */
+    private static final List<Algorithm> EVERY = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
+            Algorithm.SLIDING_WINDOW_LOG, Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET, Algorithm.GCRA, Algorithm.CONCURRENCY);
+
+    /**
+     * As above, with every shape a request's bytes take: up to three rules of every algorithm,
+     * calendar rules (their boundaries), concurrency slots (their token), settlements in modes 3 and 5
+     * (what each take took, and the tokens in ARGV[3...]), requests over 255 bytes (the length's second
+     * byte), and failing requests (a counter whose expiry is invalid fails at its PSETEX, after its
+     * request is read; a once key of another type fails a settlement half way): each answered byte for
+     * byte, or failed with the same error, as in a call of its own, whatever failed before it.
+     */
+    @Test
+    void everyShapeOfRequestInABatchIsAnsweredAsItsOwnCallWouldBesideFailingOnes() {
+        try (RedisProcess redis = RedisProcess.start(); Jedis jedis = new Jedis("127.0.0.1", redis.port())) {
+            byte[] one = jedis.scriptLoad(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8));
+            byte[] batch = jedis.scriptLoad(RedisEngine.BATCH_SCRIPT.getBytes(StandardCharsets.UTF_8));
+            for (String p : List.of("a", "b")) {
+                // a poisoned counter (its PSETEX errs, after decoding) and a once key of another type (ZADD errs mid-decoding)
+                jedis.set((p + "{poison}").getBytes(), ByteBuffer.allocate(25).order(ByteOrder.LITTLE_ENDIAN)
+                        .put((byte) 2).putDouble(1e300).putDouble(0).putDouble(0).array());
+                jedis.set(p + "{badonce}:once", "x");
+            }
+            Random random = new Random(5);
+            double now = 1_764_500_000_000d;
+            int errors = 0, settlements = 0, calendars = 0, slots = 0, multi = 0;
+            for (int round = 0; round < 300; round++) {
+                now += random.nextInt(3) * random.nextInt(800);
+                int size = 1 + random.nextInt(16);
+                List<byte[]> batchKeys = new ArrayList<>();
+                int[] keyCounts = new int[size];
+                List<List<byte[]>> each = new ArrayList<>();
+                List<Object> alone = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    int kind = random.nextInt(12);
+                    boolean settle = random.nextInt(3) == 0;
+                    int rules = 1 + random.nextInt(3);
+                    if (rules > 1) multi++;
+                    List<String> names = new ArrayList<>();
+                    List<RequestCodec.Mode> modes = new ArrayList<>();
+                    List<byte[]> ruleBytes = new ArrayList<>();
+                    List<Boolean> cal = new ArrayList<>();
+                    List<Boolean> conc = new ArrayList<>();
+                    int bytes = RequestCodec.NOW_BYTES;
+                    for (int i = 0; i < rules; i++) {
+                        Algorithm algorithm = EVERY.get(random.nextInt(EVERY.size()));
+                        boolean calendar = algorithm == Algorithm.FIXED_WINDOW && random.nextBoolean();
+                        RequestCodec.Mode mode;
+                        if (settle) {
+                            mode = algorithm.settlesCost() && algorithm != Algorithm.SLIDING_WINDOW_LOG && random.nextBoolean()
+                                    ? RequestCodec.Mode.CHARGE : RequestCodec.Mode.GIVE_BACK;
+                        } else {
+                            int m = random.nextInt(10);
+                            mode = m == 0 ? RequestCodec.Mode.SHADOW : m == 1 ? RequestCodec.Mode.EVALUATE : RequestCodec.Mode.ENFORCING;
+                        }
+                        String name = "r" + algorithm.id() + (calendar ? "cal" : "") + "-" + i + ":c" + random.nextInt(3);
+                        if (kind == 0 && i == rules - 1 && !settle) name = "poison";
+                        if (kind == 1 && i == rules - 1 && settle) name = "badonce";
+                        int limit = 1 + random.nextInt(4);
+                        boolean bucket = algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET || algorithm == Algorithm.GCRA;
+                        Algorithm al = name.equals("poison") ? Algorithm.SLIDING_WINDOW_COUNTER : algorithm;
+                        Rule.Builder rbld = Rule.builder("x").algorithm(al).limit(limit);
+                        if (al == Algorithm.CONCURRENCY) rbld.lease(Duration.ofSeconds(1 + random.nextInt(3)));
+                        else rbld.window(Duration.ofSeconds(1 + random.nextInt(3)));
+                        if (bucket && al == algorithm) rbld.burst(limit + random.nextInt(2));
+                        Rule rule = rbld.build();
+                        byte[] rb = RequestCodec.rule(rule);
+                        if (calendar && !name.equals("poison")) {
+                            rb[0] = 0;
+                            calendars++;
+                        }
+                        names.add(name);
+                        modes.add(mode);
+                        ruleBytes.add(rb);
+                        cal.add(rb[0] == 0);
+                        boolean slot = rb[0] == 7 && !mode.settles();
+                        conc.add(slot);
+                        if (slot) slots++;
+                        bytes += RequestCodec.ruleSize(mode, rb[0] == 0, slot);
+                    }
+                    if (settle) settlements++;
+                    RequestCodec request = new RequestCodec(bytes, now);
+                    long b1 = (long) now - (long) now % 1000;
+                    for (int i = 0; i < rules; i++) {
+                        request.rule(ruleBytes.get(i), modes.get(i), 1 + random.nextInt(2));
+                        if (modes.get(i).settles()) {
+                            request.take(new RuleDecision.Take((long) now - random.nextInt(2000),
+                                    random.nextInt(3), 0));
+                        }
+                        if (cal.get(i)) request.calendar((long) now, b1 - 1000, b1, b1 + 1000, b1 + 2000);
+                        if (conc.get(i)) request.slot(random.nextLong());
+                    }
+                    List<byte[]> args = new ArrayList<>();
+                    args.add(request.bytes());
+                    if (settle) {
+                        byte[] tokens = new byte[8 * rules];
+                        random.nextBytes(tokens);
+                        args.add(tokens);
+                    }
+                    each.add(args);
+                    List<byte[]> keysB = new ArrayList<>();
+                    for (String p : List.of("a", "b")) {
+                        List<byte[]> keys = p.equals("a") ? batchKeys : keysB;
+                        for (String n : names) keys.add((p + "{" + n + "}").getBytes(StandardCharsets.UTF_8));
+                        if (settle) for (String n : names) keys.add((p + "{" + n + "}:once").getBytes(StandardCharsets.UTF_8));
+                    }
+                    keyCounts[r] = settle ? 2 * rules : rules;
+                    try {
+                        alone.add(jedis.evalsha(one, keysB, args));
+                    } catch (JedisDataException e) {
+                        alone.add(e);
+                        errors++;
+                    }
+                }
+                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, SharedRoundTrips.BatchScript.argv(keyCounts, each));
+                assertThat(replies).hasSize(size);
+                for (int r = 0; r < size; r++) {
+                    Object a = alone.get(r), b = replies.get(r);
+                    if (a instanceof JedisDataException ea) {
+                        assertThat(b).as("round %d request %d", round, r).isInstanceOf(JedisDataException.class);
+                        String mb = ((JedisDataException) b).getMessage();
+                        assertThat(mb.replaceAll("user_script:\\d+", "").replaceAll("f_[0-9a-f]+", ""))
+                                .as("round %d request %d", round, r).contains(ea.getMessage().contains("WRONGTYPE") ? "WRONGTYPE" : "invalid expire");
+                    } else {
+                        assertThat((byte[]) b).as("round %d request %d", round, r).isEqualTo((byte[]) a);
+                    }
+                }
+            }
+            assertThat(errors).as("failing requests").isGreaterThan(10);
+            assertThat(settlements).as("settlements").isGreaterThan(100);
+            assertThat(calendars).as("calendar rules").isGreaterThan(100);
+            assertThat(slots).as("concurrency slots").isGreaterThan(100);
+            assertThat(multi).as("requests of several rules").isGreaterThan(100);
         }
     }
 }
