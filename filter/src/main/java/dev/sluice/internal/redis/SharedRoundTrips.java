@@ -585,12 +585,8 @@ final class SharedRoundTrips {
 
         /** Whether {@code c} can go in a call of this script. */
         static boolean fits(Call c) {
-            return c.batch != null && c.keys.size() <= MAX_KEYS && fits(c.args);
-        }
-
-        /** Whether a call of these arguments can go in a call of this script (with at most {@value #MAX_KEYS} keys). */
-        static boolean fits(List<byte[]> args) {
-            return !args.isEmpty() && args.size() <= MAX_ARGS && args.get(0).length <= MAX_FIRST;
+            return c.batch != null && c.keys.size() <= MAX_KEYS && !c.args.isEmpty() && c.args.size() <= MAX_ARGS
+                    && c.args.get(0).length <= MAX_FIRST;
         }
 
         /** One call of this script for {@code calls}. */
@@ -614,7 +610,7 @@ final class SharedRoundTrips {
 
         /**
          * The {@code ARGV} of one call of such a script for calls of {@code keys[i]} keys and
-         * arguments {@code args.get(i)}, each of which {@link #fits(List)}.
+         * arguments {@code args.get(i)}, each within this script's bounds (as {@link #fits(Call)} checks).
          */
         static List<byte[]> argv(int[] keys, List<List<byte[]>> args) {
             byte[] layout = new byte[4 * args.size()];

@@ -205,199 +205,149 @@ class RedisEngineBatchScriptTest {
         }
     }
 
-    /**
-     * decide-batch.lua answers each request of a batch byte for byte as decide-one.lua answers it in a
-     * call of its own: random requests of one or two rules (every algorithm, shadow and evaluate-only
-     * modes, costs above 1) over a few clients, on the instance's clock, batch after batch against
-     * one prefix and call after call against another.
-     */
-    /** The algorithms a batch's random requests use: every rate algorithm. */
-    private static final List<Algorithm> RATES = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
-            Algorithm.SLIDING_WINDOW_LOG, Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET, Algorithm.GCRA);
-
-    @Test
-    void theBatchScriptAnswersEachRequestByteForByteAsItsOwnCallWould() {
-        try (RedisProcess redis = RedisProcess.start(); Jedis jedis = new Jedis("127.0.0.1", redis.port())) {
-            byte[] one = jedis.scriptLoad(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8));
-            byte[] batch = jedis.scriptLoad(RedisEngine.BATCH_SCRIPT.getBytes(StandardCharsets.UTF_8));
-            Random random = new Random(17);
-            double now = 1_764_500_000_000d;
-            for (int round = 0; round < 40; round++) {
-                now += random.nextInt(3) * random.nextInt(800);
-                int size = 1 + random.nextInt(16);
-                List<byte[]> batchKeys = new ArrayList<>();
-                List<byte[]> batchArgs = new ArrayList<>();
-                int[] keyCounts = new int[size];
-                List<byte[]> alone = new ArrayList<>();
-                for (int r = 0; r < size; r++) {
-                    int rules = 1 + random.nextInt(2);
-                    RequestCodec request = new RequestCodec(RequestCodec.NOW_BYTES + rules * RequestCodec.RULE_BYTES, now);
-                    List<String> names = new ArrayList<>();
-                    for (int i = 0; i < rules; i++) {
-                        Algorithm algorithm = RATES.get(random.nextInt(RATES.size()));
-                        String name = "r" + algorithm.id() + "-" + i + ":c" + random.nextInt(4);
-                        names.add(name);
-                        int limit = 1 + random.nextInt(4);
-                        int mode = random.nextInt(10) == 0 ? 1 + random.nextInt(2) : 0;
-                        boolean bucket = algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET
-                                || algorithm == Algorithm.GCRA;
-                        Rule rule = Rule.builder(name.substring(0, name.indexOf(':'))).algorithm(algorithm).limit(limit)
-                                .window(Duration.ofSeconds(1 + random.nextInt(3))).burst(bucket ? limit + random.nextInt(2) : limit)
-                                .dryRun(mode == 1).build();
-                        request.rule(RequestCodec.rule(rule), mode == 2 ? RequestCodec.Mode.EVALUATE
-                                : mode == 1 ? RequestCodec.Mode.SHADOW : RequestCodec.Mode.ENFORCING, 1 + random.nextInt(2));
-                    }
-                    keyCounts[r] = rules;
-                    batchArgs.add(request.bytes());
-                    for (String name : names) batchKeys.add(("a{" + name + "}").getBytes(StandardCharsets.UTF_8));
-                    List<byte[]> keys = new ArrayList<>();
-                    for (String name : names) keys.add(("b{" + name + "}").getBytes(StandardCharsets.UTF_8));
-                    alone.add((byte[]) jedis.evalsha(one, keys, List.of(batchArgs.get(batchArgs.size() - 1))));
-                }
-                List<List<byte[]>> each = new ArrayList<>();
-                for (byte[] a : batchArgs) each.add(List.of(a));
-                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, SharedRoundTrips.BatchScript.argv(keyCounts, each));
-                assertThat(replies).hasSize(size);
-                for (int r = 0; r < size; r++) {
-                    assertThat((byte[]) replies.get(r)).as("round " + round + ", request " + r).isEqualTo(alone.get(r));
-                }
-            }
-        }
-    }
-
     /** Every algorithm, a concurrency rule's slot among them. */
     private static final List<Algorithm> EVERY = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
             Algorithm.SLIDING_WINDOW_LOG, Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET, Algorithm.GCRA, Algorithm.CONCURRENCY);
 
     /**
-     * As above, with every shape a request's bytes take: up to three rules of every algorithm,
-     * calendar rules (their boundaries), concurrency slots (their token), settlements in modes 3 and 5
-     * (what each take took, and the tokens in ARGV[3...]), requests over 255 bytes (the length's second
-     * byte), and failing requests (a counter whose expiry is invalid fails at its PSETEX, after its
-     * request is read; a once key of another type fails a settlement half way): each answered byte for
-     * byte, or failed with the same error, as in a call of its own, whatever failed before it.
+     * decide-batch.lua answers each request of a batch byte for byte as decide-one.lua answers it in a
+     * call of its own, or fails it with the same error, whatever failed before it: random requests of
+     * one to four rules over a few clients, on the instance's clock, batch after batch against one
+     * prefix and call after call against another, in every shape a request's bytes take: every
+     * algorithm, shadow and evaluate-only modes, costs above 1, calendar rules (their boundaries),
+     * concurrency slots (their token), settlements in modes 3 and 5 (what each take took, and the
+     * tokens in ARGV[3...]), requests over 255 bytes (the length's second byte), and failing requests
+     * (a counter whose expiry is invalid fails at its PSETEX, after its request is read; a once key of
+     * another type fails a settlement half way).
      */
     @Test
-    void everyShapeOfRequestInABatchIsAnsweredAsItsOwnCallWouldBesideFailingOnes() {
+    void theBatchScriptAnswersEachRequestByteForByteAsItsOwnCallWould() {
         try (RedisProcess redis = RedisProcess.start(); Jedis jedis = new Jedis("127.0.0.1", redis.port())) {
             byte[] one = jedis.scriptLoad(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8));
             byte[] batch = jedis.scriptLoad(RedisEngine.BATCH_SCRIPT.getBytes(StandardCharsets.UTF_8));
-            for (String p : List.of("a", "b")) {
-                // a poisoned counter (its PSETEX errs, after decoding) and a once key of another type (ZADD errs mid-decoding)
-                jedis.set((p + "{poison}").getBytes(), ByteBuffer.allocate(25).order(ByteOrder.LITTLE_ENDIAN)
-                        .put((byte) 2).putDouble(1e300).putDouble(0).putDouble(0).array());
-                jedis.set(p + "{badonce}:once", "x");
+            for (String prefix : List.of("a", "b")) {
+                jedis.set((prefix + "{poisoned}").getBytes(StandardCharsets.UTF_8), ByteBuffer.allocate(25)
+                        .order(ByteOrder.LITTLE_ENDIAN).put((byte) 2).putDouble(1e300).putDouble(0).putDouble(0).array());
+                jedis.set(prefix + "{wrong-once}:once", "not a sorted set");
             }
             Random random = new Random(5);
             double now = 1_764_500_000_000d;
-            int errors = 0, settlements = 0, calendars = 0, slots = 0, multi = 0;
+            int failed = 0, settlements = 0, calendars = 0, slots = 0, several = 0, long_ = 0;
             for (int round = 0; round < 300; round++) {
                 now += random.nextInt(3) * random.nextInt(800);
                 int size = 1 + random.nextInt(16);
-                List<byte[]> batchKeys = new ArrayList<>();
                 int[] keyCounts = new int[size];
-                List<List<byte[]>> each = new ArrayList<>();
+                List<List<byte[]>> batchArgs = new ArrayList<>();
+                List<byte[]> batchKeys = new ArrayList<>();
                 List<Object> alone = new ArrayList<>();
                 for (int r = 0; r < size; r++) {
-                    int kind = random.nextInt(12);
-                    boolean settle = random.nextInt(3) == 0;
-                    int rules = 1 + random.nextInt(3);
-                    if (rules > 1) multi++;
+                    boolean settles = random.nextInt(3) == 0;
+                    int failure = random.nextInt(12); // 0: the last rule's counter poisoned; 1: the last once key of another type
+                    int rules = 1 + random.nextInt(4);
                     List<String> names = new ArrayList<>();
                     List<RequestCodec.Mode> modes = new ArrayList<>();
-                    List<byte[]> ruleBytes = new ArrayList<>();
-                    List<Boolean> cal = new ArrayList<>();
-                    List<Boolean> conc = new ArrayList<>();
+                    List<byte[]> parts = new ArrayList<>();
                     int bytes = RequestCodec.NOW_BYTES;
                     for (int i = 0; i < rules; i++) {
-                        Algorithm algorithm = EVERY.get(random.nextInt(EVERY.size()));
-                        boolean calendar = algorithm == Algorithm.FIXED_WINDOW && random.nextBoolean();
+                        boolean last = i == rules - 1;
+                        boolean poisoned = failure == 0 && last && !settles;
+                        Algorithm algorithm = poisoned ? Algorithm.SLIDING_WINDOW_COUNTER : EVERY.get(random.nextInt(EVERY.size()));
+                        boolean calendar = !poisoned && algorithm == Algorithm.FIXED_WINDOW && random.nextBoolean();
                         RequestCodec.Mode mode;
-                        if (settle) {
+                        if (settles) {
                             mode = algorithm.settlesCost() && algorithm != Algorithm.SLIDING_WINDOW_LOG && random.nextBoolean()
                                     ? RequestCodec.Mode.CHARGE : RequestCodec.Mode.GIVE_BACK;
                         } else {
                             int m = random.nextInt(10);
                             mode = m == 0 ? RequestCodec.Mode.SHADOW : m == 1 ? RequestCodec.Mode.EVALUATE : RequestCodec.Mode.ENFORCING;
                         }
-                        String name = "r" + algorithm.id() + (calendar ? "cal" : "") + "-" + i + ":c" + random.nextInt(3);
-                        if (kind == 0 && i == rules - 1 && !settle) name = "poison";
-                        if (kind == 1 && i == rules - 1 && settle) name = "badonce";
+                        String name = poisoned ? "poisoned" : failure == 1 && last && settles ? "wrong-once"
+                                : "r" + algorithm.id() + (calendar ? "cal" : "") + "-" + i + ":c" + random.nextInt(3);
                         int limit = 1 + random.nextInt(4);
-                        boolean bucket = algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET || algorithm == Algorithm.GCRA;
-                        Algorithm al = name.equals("poison") ? Algorithm.SLIDING_WINDOW_COUNTER : algorithm;
-                        Rule.Builder rbld = Rule.builder("x").algorithm(al).limit(limit);
-                        if (al == Algorithm.CONCURRENCY) rbld.lease(Duration.ofSeconds(1 + random.nextInt(3)));
-                        else rbld.window(Duration.ofSeconds(1 + random.nextInt(3)));
-                        if (bucket && al == algorithm) rbld.burst(limit + random.nextInt(2));
-                        Rule rule = rbld.build();
-                        byte[] rb = RequestCodec.rule(rule);
-                        if (calendar && !name.equals("poison")) {
-                            rb[0] = 0;
-                            calendars++;
+                        Rule.Builder builder = Rule.builder("r").algorithm(algorithm).limit(limit);
+                        if (algorithm == Algorithm.CONCURRENCY) {
+                            builder.lease(Duration.ofSeconds(1 + random.nextInt(3)));
+                        } else {
+                            builder.window(Duration.ofSeconds(1 + random.nextInt(3)));
                         }
+                        if (!poisoned && (algorithm == Algorithm.TOKEN_BUCKET || algorithm == Algorithm.LEAKY_BUCKET
+                                || algorithm == Algorithm.GCRA)) {
+                            builder.burst(limit + random.nextInt(2));
+                        }
+                        byte[] part = RequestCodec.rule(builder.build());
+                        if (calendar) part[0] = RequestCodec.CALENDAR_FIXED_WINDOW; // its boundaries follow, below
                         names.add(name);
                         modes.add(mode);
-                        ruleBytes.add(rb);
-                        cal.add(rb[0] == 0);
-                        boolean slot = rb[0] == 7 && !mode.settles();
-                        conc.add(slot);
-                        if (slot) slots++;
-                        bytes += RequestCodec.ruleSize(mode, rb[0] == 0, slot);
+                        parts.add(part);
+                        bytes += RequestCodec.ruleSize(mode, calendar, slot(part, mode));
                     }
-                    if (settle) settlements++;
                     RequestCodec request = new RequestCodec(bytes, now);
-                    long b1 = (long) now - (long) now % 1000;
+                    long second = (long) now - (long) now % 1000;
                     for (int i = 0; i < rules; i++) {
-                        request.rule(ruleBytes.get(i), modes.get(i), 1 + random.nextInt(2));
-                        if (modes.get(i).settles()) {
-                            request.take(new RuleDecision.Take((long) now - random.nextInt(2000),
-                                    random.nextInt(3), 0));
+                        byte[] part = parts.get(i);
+                        RequestCodec.Mode mode = modes.get(i);
+                        request.rule(part, mode, 1 + random.nextInt(2));
+                        if (mode.settles()) request.take(new RuleDecision.Take((long) now - random.nextInt(2000), random.nextInt(3), 0));
+                        if (part[0] == RequestCodec.CALENDAR_FIXED_WINDOW) {
+                            request.calendar((long) now, second - 1000, second, second + 1000, second + 2000);
+                            calendars++;
                         }
-                        if (cal.get(i)) request.calendar((long) now, b1 - 1000, b1, b1 + 1000, b1 + 2000);
-                        if (conc.get(i)) request.slot(random.nextLong());
+                        if (slot(part, mode)) {
+                            request.slot(random.nextLong());
+                            slots++;
+                        }
                     }
-                    List<byte[]> args = new ArrayList<>();
-                    args.add(request.bytes());
-                    if (settle) {
+                    List<byte[]> args = new ArrayList<>(List.of(request.bytes()));
+                    if (settles) {
                         byte[] tokens = new byte[8 * rules];
                         random.nextBytes(tokens);
                         args.add(tokens);
+                        settlements++;
                     }
-                    each.add(args);
-                    List<byte[]> keysB = new ArrayList<>();
-                    for (String p : List.of("a", "b")) {
-                        List<byte[]> keys = p.equals("a") ? batchKeys : keysB;
-                        for (String n : names) keys.add((p + "{" + n + "}").getBytes(StandardCharsets.UTF_8));
-                        if (settle) for (String n : names) keys.add((p + "{" + n + "}:once").getBytes(StandardCharsets.UTF_8));
+                    if (rules > 1) several++;
+                    if (request.bytes().length > 255) long_++;
+                    batchArgs.add(args);
+                    keyCounts[r] = settles ? 2 * rules : rules;
+                    List<byte[]> aloneKeys = new ArrayList<>();
+                    for (String prefix : List.of("a", "b")) {
+                        List<byte[]> keys = prefix.equals("a") ? batchKeys : aloneKeys;
+                        for (String name : names) keys.add((prefix + "{" + name + "}").getBytes(StandardCharsets.UTF_8));
+                        if (settles) {
+                            for (String name : names) keys.add((prefix + "{" + name + "}:once").getBytes(StandardCharsets.UTF_8));
+                        }
                     }
-                    keyCounts[r] = settle ? 2 * rules : rules;
                     try {
-                        alone.add(jedis.evalsha(one, keysB, args));
+                        alone.add(jedis.evalsha(one, aloneKeys, args));
                     } catch (JedisDataException e) {
                         alone.add(e);
-                        errors++;
+                        failed++;
                     }
                 }
-                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, SharedRoundTrips.BatchScript.argv(keyCounts, each));
+                List<?> replies = (List<?>) jedis.evalsha(batch, batchKeys, SharedRoundTrips.BatchScript.argv(keyCounts, batchArgs));
                 assertThat(replies).hasSize(size);
                 for (int r = 0; r < size; r++) {
-                    Object a = alone.get(r), b = replies.get(r);
-                    if (a instanceof JedisDataException ea) {
-                        assertThat(b).as("round %d request %d", round, r).isInstanceOf(JedisDataException.class);
-                        String mb = ((JedisDataException) b).getMessage();
-                        assertThat(mb.replaceAll("user_script:\\d+", "").replaceAll("f_[0-9a-f]+", ""))
-                                .as("round %d request %d", round, r).contains(ea.getMessage().contains("WRONGTYPE") ? "WRONGTYPE" : "invalid expire");
+                    String as = "round " + round + ", request " + r;
+                    if (alone.get(r) instanceof JedisDataException error) {
+                        assertThat(replies.get(r)).as(as).isInstanceOf(JedisDataException.class);
+                        assertThat(((JedisDataException) replies.get(r)).getMessage()).as(as)
+                                .contains(error.getMessage().contains("WRONGTYPE") ? "WRONGTYPE" : "invalid expire");
                     } else {
-                        assertThat((byte[]) b).as("round %d request %d", round, r).isEqualTo((byte[]) a);
+                        assertThat((byte[]) replies.get(r)).as(as).isEqualTo((byte[]) alone.get(r));
                     }
                 }
             }
-            assertThat(errors).as("failing requests").isGreaterThan(10);
+            assertThat(failed).as("failing requests").isGreaterThan(10);
             assertThat(settlements).as("settlements").isGreaterThan(100);
             assertThat(calendars).as("calendar rules").isGreaterThan(100);
             assertThat(slots).as("concurrency slots").isGreaterThan(100);
-            assertThat(multi).as("requests of several rules").isGreaterThan(100);
+            assertThat(several).as("requests of several rules").isGreaterThan(100);
+            assertThat(long_).as("requests over 255 bytes").isGreaterThan(10);
         }
+    }
+
+    /** Whether a rule's part of a request is followed by its slot's token (a concurrency rule taking a slot). */
+    private static boolean slot(byte[] part, RequestCodec.Mode mode) {
+        return part[0] == RequestCodec.algorithmId(Rule.builder("c").algorithm(Algorithm.CONCURRENCY).limit(1)
+                .lease(Duration.ofSeconds(1)).build()) && !mode.settles();
     }
 }
