@@ -25,7 +25,8 @@
 #   guard   round trips, Redis commands and Redis instructions (callgrind) per decision, per request
 #           that settles (concurrency slot taken and released, actual cost charged or partly given
 #           back) and per concurrency slot renewed, against bench/cost-baseline.properties (the check
-#           bench/guard.sh runs as a test)
+#           bench/guard.sh runs as a test); and bench/cost-breakdown.sh: a batched decision's Redis
+#           instructions, part by part (about 15 s)
 #   settle  issue 16: Redis CPU per operation (INFO cpu) of those requests and renewals, next to a
 #           token-bucket decision measured in the same run (64 threads, 10,000 keys), 5 rounds
 #           round-robin (SETTLE_ROUNDS, 3), with round trips and commands per operation (20 to 30 s)
@@ -300,6 +301,8 @@ if part guard && [ -z "${SKIP_GUARD:-}" ]; then
   java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$JAR" dev.sluice.bench.CostGuard \
     --baseline "$ROOT/bench/cost-baseline.properties" --out "$OUT" | tee "$OUT/guard.log" \
     || log "cost guard: a figure is over bench/cost-baseline.properties (above)"
+  log "where a batched decision's instructions go: bench/cost-breakdown.sh (parts taken away, counted)"
+  bench/cost-breakdown.sh | tee "$OUT/cost-breakdown.md"
 fi
 
 # ---------------------------------------------------------------- what a concurrency slot and a settlement cost (issue 16)
@@ -330,6 +333,7 @@ fi
   [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"
   [ -f "$OUT/anchor.md" ] && cat "$OUT/anchor.md"
   [ -f "$OUT/guard.md" ] && cat "$OUT/guard.md"
+  [ -f "$OUT/cost-breakdown.md" ] && { echo; cat "$OUT/cost-breakdown.md"; }
   [ -f "$OUT/settle.md" ] && cat "$OUT/settle.md"
 } >"$OUT/RESULTS.md"
 log "done: $OUT/RESULTS.md"
