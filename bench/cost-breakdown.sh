@@ -74,7 +74,7 @@ printf "local key = KEYS[base + 1]\nlocal stored = pcall('GET', key)\ncall('PSET
 
 read -r floor shipped < <(count "$LUA" "minimal-batch batch")
 row() { # LABEL FIGURE BEFORE
-  printf '| %s | %s | %s | %.2fx |\n' "$1" "$2" "$([ -n "$3" ] && echo $(( $2 - $3 )) || echo)" "$(echo "$2 / $floor" | bc -l)"
+  printf '| %s | %s | %s | %.2fx |\n' "$1" "$2" "$([ -n "$3" ] && echo $(( $2 - $3 )) || echo)" "$(awk -v a="$2" -v b="$floor" 'BEGIN { print a / b }')"
 }
 echo "Redis instructions per decision, 16 token-bucket decisions per call ($(date -u '+%F %H:%M UTC'), $(git rev-parse --short HEAD), ${REDIS_SERVER:-redis-server} $("${REDIS_SERVER:-redis-server}" --version | grep -o 'v=[^ ]*'))"
 echo
