@@ -26,8 +26,8 @@ variant() {
     substr($text, $at, length $old) = $new;
     open($f, ">", $file) or die; print $f $text; close $f;' "$WORK/$1/$3"
 }
-# the token bucket's decision, from its first line to its give-back section: replaced by a block
-# cut to `stand_in` (what follows)
+# cut_decision NAME FROM STAND-IN: a copy of FROM's resources whose token-bucket decision (from its
+# first line to its give-back section) is STAND-IN, a block that sets what the decision sets
 cut_decision() { # NAME FROM STAND-IN
   rm -rf "${WORK:?}/$1"; cp -r "$2" "$WORK/$1"
   STAND_IN=$3 perl -0pi -e '
