@@ -14,11 +14,13 @@ LUA=filter/src/main/resources/dev/sluice/internal/redis
 export DECISIONS=${DECISIONS:-2048}
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 
+# copy NAME FROM: $WORK/NAME, a copy of FROM's resources
+copy() { rm -rf "${WORK:?}/$1"; cp -r "$2" "$WORK/$1"; }
 # variant NAME FROM FILE: a copy of FROM's resources with FILE's text between the two lines of stdin
 # replaced: line 1 the exact text taken away (one line), line 2 what stands in its place ('\n' for
 # a line break). A text not found stops the script: the resources changed, this must follow them.
 variant() {
-  rm -rf "${WORK:?}/$1"; cp -r "$2" "$WORK/$1"
+  copy "$1" "$2"
   perl -e '
     my ($file) = @ARGV; chomp(my $old = <STDIN>); chomp(my $new = <STDIN>); $new =~ s/\\n/\n/g;
     open(my $f, "<", $file) or die "$file: $!"; local $/; my $text = <$f>; close $f;
@@ -28,8 +30,8 @@ variant() {
 }
 # cut_decision NAME FROM STAND-IN: a copy of FROM's resources whose token-bucket decision (from its
 # first line to its give-back section) is STAND-IN, a block that sets what the decision sets
-cut_decision() { # NAME FROM STAND-IN
-  rm -rf "${WORK:?}/$1"; cp -r "$2" "$WORK/$1"
+cut_decision() {
+  copy "$1" "$2"
   STAND_IN=$3 perl -0pi -e '
     s/^local cap = burst \* window\n.*?(?=^--\[\[ #give-back \]\])/$ENV{STAND_IN}\n/sm
       or die "cost-breakdown: token-bucket.lua has no decision block to cut\n"' "$WORK/$1/token-bucket.lua"
@@ -68,7 +70,7 @@ EOF
 
 # and decide.lua's own flow gone (its branches, locals, loops): per request GET and PSETEX, in the
 # batch script's loop (a pcall per request, the layout, one TIME)
-rm -rf "${WORK:?}/no-flow"; cp -r "$WORK/no-request" "$WORK/no-flow"
+copy no-flow "$WORK/no-request"
 printf "local key = KEYS[base + 1]\nlocal stored = pcall('GET', key)\ncall('PSETEX', key, '2000', stored or 'x')\nreturn 'x'\n" \
   >"$WORK/no-flow/decide.lua"
 

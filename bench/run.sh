@@ -302,7 +302,8 @@ if part guard && [ -z "${SKIP_GUARD:-}" ]; then
     --baseline "$ROOT/bench/cost-baseline.properties" --out "$OUT" | tee "$OUT/guard.log" \
     || log "cost guard: a figure is over bench/cost-baseline.properties (above)"
   log "where a batched decision's instructions go: bench/cost-breakdown.sh (parts taken away, counted)"
-  bench/cost-breakdown.sh | tee "$OUT/cost-breakdown.md"
+  bench/cost-breakdown.sh | tee "$OUT/cost-breakdown.md" \
+    || log "cost breakdown failed (above): the Lua resources changed where it cuts them"
 fi
 
 # ---------------------------------------------------------------- what a concurrency slot and a settlement cost (issue 16)
