@@ -4,8 +4,8 @@
 # shipped, then copies of the Lua resources with one more part of the decision replaced by
 # constants each time, and the floor (TIME once, GET + SET PX per key, one call). Each step's
 # difference is what that part costs. The copies are not Sluice (their decisions are wrong); they
-# exist only to be counted. One step is a lever, counted apart: the reply of a take as the state
-# just written (what it would save were the client to work the figures out from the state).
+# exist only to be counted. Counted apart: the reply as it was before a take's was the state just
+# written (the figures worked out and packed by the script, struct.pack of 8), what that change saves.
 # Usage: bench/cost-breakdown.sh     DECISIONS=2048 (per count)   REDIS_SERVER=redis-server
 # Takes about 15 s (valgrind).
 set -euo pipefail
@@ -40,30 +40,26 @@ count() { # DIR [CASES] -> "floor batch" figures of the last line
   CASES=${2:-batch} BATCHES=16 bench/batch-cost.sh "$1" | tail -1 | awk -F'|' '{gsub(/ /, ""); print $5, $7}'
 }
 
-REPLY="return encode('<dddddddd', 2, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)"
-variant reply-state "$LUA" decide.lua <<EOF
-$REPLY
-return state
+# the reply of figures, as before a take was answered with its state (token-bucket.lua computes them all)
+variant reply-figures "$LUA" token-bucket.lua <<'EOF'
+  state_answers = skew == 0 and not several -- the state holds the time decided at: the reply, the figures the client's
+  state_answers = false
 EOF
-# the state read and written, no arithmetic: every figure a constant
+# the state read and written, no arithmetic: every figure a constant; the reply the state, as shipped
 cut_decision no-arithmetic "$LUA" "local stored = pcall('GET', key)
 local tag, units, stamp, scale, refunded = 4, burst * window, now, window, 0
 if stored and #stored == 28 then
   tag, units, stamp, scale, refunded = decode('<Bi7I6I7I7', stored)
 end
-admits, remaining_now, reset_now, next_now, remaining_after, reset_after, next_after, delay = true, 1, 1, 1, 1, 1, 1, 0
+admits, remaining_now, reset_now, next_now, reset_after, delay = true, 1, 1, 1, 1, 0
 state, ttl = encode('<Bi7I6I7I7', 4, units, now, window, refunded), 2000
-taken_fraction, taken_given, taken_ms = 0, 0, now"
-# and the state read but neither decoded nor encoded: what was read is written back
+state_answers = not several"
+# and the state read but neither decoded nor encoded: what was read is written back, and is the reply
 cut_decision no-state "$LUA" "local stored = pcall('GET', key)
-admits, remaining_now, reset_now, next_now, remaining_after, reset_after, next_after, delay = true, 1, 1, 1, 1, 1, 1, 0
+admits, remaining_now, reset_now, next_now, reset_after, delay = true, 1, 1, 1, 1, 0
 state, ttl = stored or 'x', 2000
-taken_fraction, taken_given, taken_ms = 0, 0, now"
-variant no-reply "$WORK/no-state" decide.lua <<EOF
-$REPLY
-return 'x'
-EOF
-variant no-request "$WORK/no-reply" decide.lua <<'EOF'
+state_answers = not several"
+variant no-request "$WORK/no-state" decide.lua <<'EOF'
 local now, algorithm, mode, limit, window, burst, max_delay, cost, pos = decode(TIME_AND_RULE, request, at)
 local now, algorithm, mode, limit, window, burst, max_delay, cost, pos = -1, 4, 0, 1e9, 1e6, 1e9, 0, 1, 43
 EOF
@@ -86,7 +82,6 @@ row "as shipped" "$shipped" ""
 last=$shipped
 for step in "no-arithmetic:less the decision's arithmetic (its figures constants)" \
             "no-state:less the state's decode and encode (struct.unpack, struct.pack)" \
-            "no-reply:less the reply's encoding (struct.pack of 8 figures)" \
             "no-request:less the request's decoding (struct.unpack of 9 values)" \
             "no-flow:less decide.lua's own flow: GET and PSETEX per request, in the batch's loop"; do
   read -r _ figure < <(count "$WORK/${step%%:*}")
@@ -95,7 +90,8 @@ for step in "no-arithmetic:less the decision's arithmetic (its figures constants
 done
 row "the floor: TIME once, GET + SET PX per key" "$floor" ""
 echo
-read -r _ lever < <(count "$WORK/reply-state")
-echo "| lever | instructions per decision | difference | / the floor |"
+read -r _ figures < <(count "$WORK/reply-figures")
+echo "| the reply | instructions per decision | difference | / the floor |"
 echo "|---|---:|---:|---:|"
-row "as shipped, but a take's reply the state written" "$lever" "$shipped"
+row "a take's figures, worked out and packed by the script (before)" "$figures" ""
+row "the state just written (as shipped)" "$shipped" "$figures"

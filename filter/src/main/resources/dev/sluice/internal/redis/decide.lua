@@ -36,7 +36,12 @@ Returns   a string, little-endian doubles, as ReplyCodec reads it: per key its o
           grows); 2 took the cost: remaining, taken ms, reset ms, next ms, then a leaky bucket (5) its
           delay ms, and algorithms 4 to 7 (the buckets, concurrency) taken fraction and given back (a
           bucket's refund counter: with taken ms, what identifies the take in the state, for a
-          give-back; concurrency's are 0). Then the time decided at, ms since the epoch
+          give-back; concurrency's are 0). Then the time decided at, ms since the epoch.
+          Or, for a request of one rule that took, a token bucket or GCRA whose state holds the time
+          decided at (its clock not behind the state's: state_answers), that state as written, whose
+          figures the client works out (ReplyCodec; it spares the reply's struct.pack, ~3,000
+          instructions): told apart by its first byte, the state's tag (4, 6); a reply of figures
+          begins with a 0 byte (an outcome 0, 1 or 2 as a little-endian double)
 
 Either every enforcing rule admits the request and each rule that admits takes its cost, or
 nothing is written at all: a request denied by one rule takes nothing from the others. A shadow
@@ -54,6 +59,9 @@ figures when nothing is taken; next is the time until remaining grows, 0 when wa
 it); retry (denied); remaining_after, reset_after, next_after, delay, taken_ms, taken_fraction
 (admitted); and what to write: state and ttl (PSETEX key ttl state, below, for the one-value
 states), or for sliding-window-log and concurrency what its section #write adds to the sorted set.
+A fragment whose state can be the reply (token-bucket, gcra) sets state_answers when it is (one
+rule, `several` nil, and the state's time the time decided at) and then need not set
+remaining_after, next_after nor the taken figures: the client computes them from the state.
 Its section #give-back, the class's giveBack, writes the state given back (SETRANGE, ZREM) before
 the first part reads it; give-back.lua holds what every give-back shares (the once-only check, the
 state read) and picks the algorithm's section. Sections are spliced text, not functions: a Lua call
@@ -89,6 +97,7 @@ local admitted = true
 local key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
 local taken_ms, taken_fraction, taken_given
+local state_answers -- a take's state holds all its figures: it is the reply of a request of one rule
 local log_foreign, log_index -- the key holds another type (sliding-window-log, concurrency); entries already at the logged time
 local force -- a charge (mode 5) not applied before: the fragment takes `cost` whatever the limit (false again once written)
 for i = 1, n do
@@ -166,7 +175,9 @@ for i = 1, n do
       --[[ sliding-window-log.lua#write ]]
     end
     if not several then
-      if algorithm == 5 then
+      if state_answers then
+        return state -- the client works the figures out from it (ReplyCodec)
+      elseif algorithm == 5 then
         return encode('<ddddddddd', 2, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given,
             now)
       elseif algorithm >= 4 then

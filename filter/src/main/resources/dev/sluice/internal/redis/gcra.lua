@@ -81,14 +81,17 @@ else
     x = after - cap
     admits, retry = false, (x + -x % limit) / limit
   else
-    x = cap - after
-    remaining_after, reset_after = (x - x % window) / window, (after + -after % limit) / limit
-    x = after - cap + (remaining_after + 1) * window
-    admits, next_after, delay = true, (x + -x % limit) / limit, 0
+    admits, delay, reset_after = true, 0, (after + -after % limit) / limit
     local whole = (after - after % limit) / limit
     taken_ms, taken_fraction = now + whole, after - whole * limit
     state, ttl = encode('<BdI7I4I7', 6, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
-    taken_given = refunded
+    state_answers = stamp == now and not several -- the state holds the time decided at and `after`: the reply
+    if not state_answers then
+      x = cap - after
+      remaining_after = (x - x % window) / window
+      x = after - cap + (remaining_after + 1) * window
+      next_after, taken_given = (x + -x % limit) / limit, refunded
+    end
   end
 end
 --[[ #give-back ]]

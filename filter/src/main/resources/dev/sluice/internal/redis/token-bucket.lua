@@ -75,7 +75,6 @@ elseif tokens < cost * window and not force then
   admits, retry = false, skew + (x + -x % limit) / limit
 else
   local left = tokens - cost * window
-  local x -- until one more whole token
   if force and left < 0 then
     -- a charge past empty: a debt, negative tokens, of at most RateAlgorithm.maxDebtUnits
     local most = 2251799813685248
@@ -85,17 +84,22 @@ else
     if left < -most then
       left = -most
     end
-    remaining_after, x = (left - left % window) / window, window - left -- until it is paid and one token more
-  else
-    part = left % window
-    remaining_after, x = (left - part) / window, window - part
   end
-  admits, next_after, delay = true, skew + (x + -x % limit) / limit, 0
-  x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
-  reset_after = skew + (x + -x % limit) / limit
+  local x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
+  admits, delay, reset_after = true, 0, skew + (x + -x % limit) / limit
   state, ttl = encode('<Bi7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
-  taken_fraction, taken_given = x % limit, refunded
-  taken_ms = at + (x - taken_fraction) / limit
+  state_answers = skew == 0 and not several -- the state holds the time decided at: the reply, the figures the client's
+  if not state_answers then
+    taken_fraction, taken_given = x % limit, refunded
+    taken_ms = at + (x - taken_fraction) / limit
+    if left < 0 then
+      remaining_after, x = (left - left % window) / window, window - left -- until it is paid and one token more
+    else
+      part = left % window
+      remaining_after, x = (left - part) / window, window - part -- until one more whole token
+    end
+    next_after = skew + (x + -x % limit) / limit
+  end
 end
 --[[ #give-back ]]
 -- token-bucket: if nothing was taken or given back since (the bucket would be full when the take

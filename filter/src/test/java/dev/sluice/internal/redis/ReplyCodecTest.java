@@ -27,6 +27,7 @@ class ReplyCodecTest {
     private static final Rule BUCKET = Rule.of("bucket", Algorithm.TOKEN_BUCKET, 100, Duration.ofMinutes(1));
     private static final Rule LEAKY = Rule.builder("leaky").algorithm(Algorithm.LEAKY_BUCKET).limit(10)
             .window(Duration.ofSeconds(1)).maxDelay(Duration.ofSeconds(2)).build();
+    private static final Rule GCRA = Rule.of("gcra", Algorithm.GCRA, 10, Duration.ofSeconds(1));
     private static final Rule WINDOW = Rule.of("window", Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1));
     private static final Rule SLOTS = Rule.builder("slots").algorithm(Algorithm.CONCURRENCY).limit(3).build();
 
@@ -109,6 +110,72 @@ class ReplyCodecTest {
         assertThat(reply.next(WINDOW, 8, 60_000)).isEqualTo(
                 new RuleDecision(WINDOW, false, 0, 20_000, 40_000, 20_000, 0, null, RuleDecision.Source.REDIS, 60_000));
         assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
+    }
+
+    @Test
+    void aBucketsTakeAnsweredWithTheStateItWroteHasTheFiguresTheScriptWouldHaveSent() {
+        // token-bucket.lua, one rule, skew 0: the state PSETEX wrote is the reply (decide.lua's state_answers):
+        // 5,927,655 units left of 6,000,000 (98 tokens and 47,655 units), counted at the time decided at
+        ReplyCodec reply = reply("return encode('<Bi7I6I7I7', 4, 5927655, 1764500000000, 60000, 4)");
+        assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
+        // next: (60,000 - 47,655) / 100 rounded up; reset: 72,345 / 100 rounded up; taken at 723 ms and 45 units
+        assertThat(reply.next(BUCKET, 7, 60_000)).isEqualTo(new RuleDecision(BUCKET, true, 98, 0, 724, 124, 0,
+                new RuleDecision.Take(1_764_500_000_723L, 45, 4, 7), RuleDecision.Source.REDIS, 60_000));
+    }
+
+    @Test
+    void aGcrasTakeAnsweredWithTheStateItWroteHasTheFiguresTheScriptWouldHaveSent() {
+        // gcra.lua, one rule, its stamp the time decided at: the TAT 3,456 units (ms x 10) ahead of it
+        ReplyCodec reply = reply("return encode('<BdI7I4I7', 6, 1764500000000, 3456, 10, 2)");
+        assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
+        // remaining: (10,000 - 3,456) / 1,000; reset: 3,456 / 10 up; next: (3,456 - 10,000 + 7 x 1,000) / 10 up
+        assertThat(reply.next(GCRA, 9, 1000)).isEqualTo(new RuleDecision(GCRA, true, 6, 0, 346, 46, 0,
+                new RuleDecision.Take(1_764_500_000_345L, 6, 2, 9), RuleDecision.Source.REDIS, 1000));
+    }
+
+    @Test
+    void theScriptAnswersATakeOfOneBucketWithItsStateAndALaggingClocksWithFigures() {
+        for (Rule rule : List.of(BUCKET, GCRA)) {
+            byte[] key = ("sluice-test:reply:" + rule.name() + ":" + System.nanoTime()).getBytes(StandardCharsets.UTF_8);
+            try {
+                byte[] first = decideOne(key, new RequestCodec(RequestCodec.NOW_BYTES + RequestCodec.RULE_BYTES,
+                        RequestCodec.REDIS_TIME).rule(RequestCodec.rule(rule), RequestCodec.Mode.ENFORCING, 1).bytes());
+                assertThat(first[0]).as(rule.name() + ": a take on Redis's clock, answered with the state written").isNotZero();
+                ReplyCodec reply = new ReplyCodec(first);
+                long decidedAt = reply.decidedAt();
+                assertThat(decidedAt).isCloseTo(System.currentTimeMillis(), org.assertj.core.api.Assertions.within(60_000L));
+                RuleDecision d = reply.next(rule, 1, rule.windowMillis());
+                long interval = rule.windowMillis() / rule.limit(); // one request's worth of refill
+                assertThat(d).isEqualTo(new RuleDecision(rule, true, rule.limit() - 1, 0, interval, interval, 0,
+                        new RuleDecision.Take(decidedAt + interval, 0, 0, 1), RuleDecision.Source.REDIS, rule.windowMillis()));
+
+                // an instance whose clock is 50 ms behind the state's: the state does not hold its time, figures come back
+                byte[] lagging = decideOne(key, new RequestCodec(RequestCodec.NOW_BYTES + RequestCodec.RULE_BYTES,
+                        decidedAt - 50).rule(RequestCodec.rule(rule), RequestCodec.Mode.ENFORCING, 1).bytes());
+                assertThat(lagging[0]).as(rule.name() + ": a reply of figures").isZero();
+                RuleDecision second = new ReplyCodec(lagging).next(rule, 2, rule.windowMillis());
+                assertThat(second).isEqualTo(rule == BUCKET
+                        // the bucket counts from the state's time: two tokens gone, 50 ms later than its clock says
+                        ? new RuleDecision(rule, true, 98, 0, 50 + 1200, 50 + 600, 0,
+                                new RuleDecision.Take(decidedAt + 1200, 0, 0, 2), RuleDecision.Source.REDIS, 60_000)
+                        // the TAT 150 ms ahead of this clock, then 100 more: 7 left, the take 250 ms on
+                        : new RuleDecision(rule, true, 7, 0, 250, 50, 0,
+                                new RuleDecision.Take(decidedAt - 50 + 250, 0, 0, 2), RuleDecision.Source.REDIS, 1000));
+            } finally {
+                jedis.del(key);
+            }
+        }
+    }
+
+    /** decide-one.lua as RedisEngine sends it, for one key and request. */
+    private static byte[] decideOne(byte[] key, byte[] request) {
+        return (byte[]) jedis.eval(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8), List.of(key), List.of(request));
+    }
+
+    @Test
+    void aStateOfAnotherRulesAlgorithmIsAnError() {
+        assertThatThrownBy(() -> reply("return encode('<BdI7I4I7', 6, 1764500000000, 3456, 10, 2)").next(BUCKET, 1, 60_000))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("tagged 6");
     }
 
     @Test
