@@ -26,7 +26,7 @@ import java.nio.ByteOrder;
  * rule's outcome: an admitted request's rules that admit have taken, and those of a denied one have not.
  *
  * <p>Or, for a request of one rule that took, a token bucket or GCRA whose state was written at the time
- * decided at (the instance's clock not behind the state's), the state just written (decide.lua's
+ * decided at (the clock decided on, Redis's by default, not behind the state's), the state just written (decide.lua's
  * {@code state_answers}): the string packed for {@code PSETEX}, whose figures this class works out as the
  * script would have. Such a reply is told by its first byte, the state's tag ({@link #TOKEN_BUCKET_STATE},
  * {@link #GCRA_STATE}); a reply of figures begins with the low byte of its first outcome's
@@ -112,7 +112,10 @@ final class ReplyCodec {
 
     /**
      * A take's figures from the state it wrote, as token-bucket.lua and gcra.lua compute them after a take
-     * (every value an integer below 2^53, so the script's doubles and these longs agree exactly).
+     * (every value an integer below 2^53, so the script's doubles and these longs agree exactly). Java's
+     * {@code /} and {@code %} round toward zero where the script's round down: they agree because nothing
+     * here is negative. Only a charge (mode 5) leaves a debt, and a charge is never answered with its state;
+     * a take admits only with {@code cost x window} tokens there (a GCRA only with {@code after <= cap}).
      */
     private RuleDecision fromState(Rule rule, long token, long windowMs) {
         Algorithm algorithm = rule.algorithm();
