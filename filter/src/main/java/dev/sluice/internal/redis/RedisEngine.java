@@ -281,7 +281,7 @@ public final class RedisEngine implements RateLimiter {
             RulePlan plan = plans.get(first.rule());
             ReplyCodec reply = new ReplyCodec(evaluate(List.of(plan.key(first.clientKey().value())), plan.onRedisClock));
             if (at != null) at[0] = reply.decidedAt();
-            return List.of(reply.next(plan.rule, ThreadLocalRandom.current().nextLong(), plan.rule.windowMillis()));
+            return List.of(reply.next(plan.rule, first.cost(), ThreadLocalRandom.current().nextLong(), plan.rule.windowMillis()));
         }
         RulePlan[] rulePlans = new RulePlan[n];
         RequestCodec.Mode[] modes = new RequestCodec.Mode[n];
@@ -339,7 +339,7 @@ public final class RedisEngine implements RateLimiter {
             long token = slots != null && rulePlans[i].concurrency ? slots[i] : ThreadLocalRandom.current().nextLong();
             long windowMs = bounds == null || bounds[i] == null ? rule.windowMillis()
                     : windowOf(rule, bounds[i], decidedAt, around);
-            decisions.add(reply.next(rule, token, windowMs));
+            decisions.add(reply.next(rule, acquisitions.get(i).cost(), token, windowMs));
         }
         if (at != null) {
             at[0] = decidedAt;

@@ -25,13 +25,16 @@ import java.nio.ByteOrder;
  * then the time the script decided at, ms since the epoch. Whether the request was admitted is each
  * rule's outcome: an admitted request's rules that admit have taken, and those of a denied one have not.
  *
- * <p>Or, for a request of one rule that took, a token bucket or GCRA whose state was written at the time
- * decided at (the clock decided on, Redis's by default, not behind the state's), the state just written (decide.lua's
- * {@code state_answers}): the string packed for {@code PSETEX}, whose figures this class works out as the
- * script would have. Such a reply is told by its first byte, the state's tag ({@link #TOKEN_BUCKET_STATE},
- * {@link #GCRA_STATE}); a reply of figures begins with the low byte of its first outcome's
- * little-endian double, 0 for 0, 1 and 2. The script then spares the reply's encoding, about 3,000 of
- * its 37,000 instructions per decision (BENCHMARKS.md).
+ * <p>Or, for a request of one rule that took, the state just written (decide.lua's {@code state_answers}):
+ * the string packed for {@code PSETEX}, whose figures this class works out as the script would have. A
+ * token bucket, GCRA or leaky bucket answers so when its state was written at the time decided at (the
+ * clock decided on, Redis's by default, not behind the state's): the state alone. A fixed window (not on a
+ * calendar) or a sliding-window counter always: its state, then the time decided at ({@code '<d'}), which
+ * the state does not hold. Such a reply is told by its first byte, the state's tag
+ * ({@link #FIXED_WINDOW_STATE}, {@link #SLIDING_WINDOW_COUNTER_STATE}, {@link #TOKEN_BUCKET_STATE},
+ * {@link #LEAKY_BUCKET_STATE}, {@link #GCRA_STATE}); a reply of figures begins with the low byte of its
+ * first outcome's little-endian double, 0 for 0, 1 and 2. The script then spares the reply's encoding and
+ * the figures' arithmetic, 3,000 to 6,000 of its 50,000 instructions per decision (BENCHMARKS.md).
  *
  * <p>A cursor over one reply: {@link #next} reads the rules in order.
  */
@@ -44,8 +47,14 @@ final class ReplyCodec {
     /** A rule that admits the request and took its cost. */
     static final int TOOK = 2;
 
+    /** The first byte of a fixed window's state: {@code '<Bdd'} 1, end ms, count (fixed-window.lua). */
+    static final int FIXED_WINDOW_STATE = 1;
+    /** The first byte of a sliding-window counter's state: {@code '<Bddd'} 2, end ms, current, previous (sliding-window-counter.lua). */
+    static final int SLIDING_WINDOW_COUNTER_STATE = 2;
     /** The first byte of a token bucket's state: {@code '<Bi7I6I7I7'} 4, scaled tokens, ms, window ms, refunded (token-bucket.lua). */
     static final int TOKEN_BUCKET_STATE = 4;
+    /** The first byte of a leaky bucket's state: {@code '<BdI7I4I7'} 5, ms, the next free slot's lead (ms x limit), limit, refunded (leaky-bucket.lua). */
+    static final int LEAKY_BUCKET_STATE = 5;
     /** The first byte of a GCRA's state: {@code '<BdI7I4I7'} 6, ms, lead (ms x limit), limit, refunded (gcra.lua). */
     static final int GCRA_STATE = 6;
 
@@ -58,11 +67,11 @@ final class ReplyCodec {
         this.reply = reply;
     }
 
-    /** The time the script decided at, ms since the epoch (the reply's last figure; a state's time). */
+    /** The time the script decided at, ms since the epoch (the reply's last figure, a window's state's too; a bucket's state's time). */
     long decidedAt() {
         return switch (reply[0]) {
             case TOKEN_BUCKET_STATE -> unsigned(8, 6);
-            case GCRA_STATE -> (long) (double) DOUBLE.get(reply, 1);
+            case GCRA_STATE, LEAKY_BUCKET_STATE -> (long) (double) DOUBLE.get(reply, 1);
             default -> (long) (double) DOUBLE.get(reply, reply.length - 8);
         };
     }
@@ -70,12 +79,13 @@ final class ReplyCodec {
     /**
      * The next rule's decision.
      *
+     * @param cost     what the request asked of it (a leaky bucket's delay is the queue before it)
      * @param token    the number its take goes by, if it took ({@link RuleDecision.Take#token()})
      * @param windowMs the length of the window it was decided in
      */
-    RuleDecision next(Rule rule, long token, long windowMs) {
+    RuleDecision next(Rule rule, long cost, long token, long windowMs) {
         if (at == 0 && reply[0] != 0) {
-            return fromState(rule, token, windowMs);
+            return fromState(rule, cost, token, windowMs);
         }
         int outcome = (int) read();
         long remaining = (long) read();
@@ -111,17 +121,59 @@ final class ReplyCodec {
     }
 
     /**
-     * A take's figures from the state it wrote, as token-bucket.lua and gcra.lua compute them after a take
+     * A take's figures from the state it wrote, as each algorithm's fragment computes them after a take
      * (every value an integer below 2^53, so the script's doubles and these longs agree exactly). Java's
-     * {@code /} and {@code %} round toward zero where the script's round down: they agree because nothing
-     * here is negative. Only a charge (mode 5) leaves a debt, and a charge is never answered with its state;
-     * a take admits only with {@code cost x window} tokens there (a GCRA only with {@code after <= cap}).
+     * {@code /} and {@code %} round toward zero where the script's round down: they agree where nothing is
+     * negative, and {@link Math#floorDiv} stands where something may be. Only a charge (mode 5) leaves a
+     * debt or a count past the limit, and a charge is never answered with its state; a take admits only with
+     * {@code cost x window} tokens there (a GCRA or leaky bucket only with {@code after <= cap}, a window
+     * only within its limit).
      */
-    private RuleDecision fromState(Rule rule, long token, long windowMs) {
+    private RuleDecision fromState(Rule rule, long cost, long token, long windowMs) {
         Algorithm algorithm = rule.algorithm();
         long limit = rule.limit();
-        long remaining, reset, next, takenMs, fraction, givenBack;
-        if (reply[0] == TOKEN_BUCKET_STATE && reply.length == 28 && algorithm == Algorithm.TOKEN_BUCKET) {
+        long remaining, reset, next, takenMs, fraction = 0, givenBack = 0, delay = 0;
+        if (reply[0] == FIXED_WINDOW_STATE && reply.length == 25 && algorithm == Algorithm.FIXED_WINDOW) {
+            long end = (long) (double) DOUBLE.get(reply, 1); // when the count ends
+            long now = (long) (double) DOUBLE.get(reply, 17);
+            remaining = limit - (long) (double) DOUBLE.get(reply, 9);
+            reset = next = end - now; // nothing comes back before the count ends
+            takenMs = end;
+        } else if (reply[0] == SLIDING_WINDOW_COUNTER_STATE && reply.length == 33
+                && algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+            long window = rule.windowMillis();
+            long start = (long) (double) DOUBLE.get(reply, 1) - window; // of the current count's window
+            long counted = (long) (double) DOUBLE.get(reply, 9);
+            long previous = (long) (double) DOUBLE.get(reply, 17);
+            long now = (long) (double) DOUBLE.get(reply, 25);
+            long previousUnits = previous * (window - (now > start ? now - start : 0)); // a lagging caller: at its start
+            remaining = Math.floorDiv(limit * window - previousUnits - counted * window, window);
+            long c = remaining + 1; // one more than now: when the weighted previous count has slid far enough
+            if (counted + c <= limit) {
+                next = start + window - Math.floorDiv((limit - counted - c) * window, previous) - now;
+            } else {
+                long x = window - Math.floorDiv((limit - c) * window, counted);
+                next = start + window + Math.max(x, 0) - now;
+            }
+            reset = start + 2 * window - now;
+            takenMs = start + window;
+        } else if (reply[0] == LEAKY_BUCKET_STATE && reply.length == 27 && algorithm == Algorithm.LEAKY_BUCKET) {
+            long now = (long) (double) DOUBLE.get(reply, 1);
+            long after = unsigned(9, 7); // the next free slot's lead on the time decided at, ms x limit
+            long window = rule.windowMillis();
+            long cap = rule.burst() * window;
+            long maxDelayUnits = Math.min(rule.maxDelay().toMillis(), ceilDiv(cap, limit)) * limit;
+            long byDelay = after <= maxDelayUnits ? (maxDelayUnits - after) / window + 1 : 0;
+            remaining = Math.min((cap - after) / window, byDelay);
+            reset = ceilDiv(after, limit);
+            long r = Math.max(remaining, 0);
+            long room = Math.min(cap - (r + 1) * window, maxDelayUnits - r * window);
+            next = room >= 0 ? ceilDiv(after - room, limit) : 0; // until one more request fits
+            delay = ceilDiv(after - cost * window, limit); // the queue before this request
+            takenMs = now + after / limit;
+            fraction = after % limit;
+            givenBack = unsigned(20, 7);
+        } else if (reply[0] == TOKEN_BUCKET_STATE && reply.length == 28 && algorithm == Algorithm.TOKEN_BUCKET) {
             long left = signed(1, 7); // scaled tokens left after the take, at the time decided at
             long at = unsigned(8, 6);
             long window = unsigned(14, 7);
@@ -148,13 +200,13 @@ final class ReplyCodec {
                     + " for rule " + rule.name() + " (" + algorithm + ")");
         }
         at = reply.length;
-        return new RuleDecision(rule, true, remaining, 0, reset, next, 0,
+        return new RuleDecision(rule, true, remaining, 0, reset, next, delay,
                 new RuleDecision.Take(takenMs, fraction, givenBack, token), RuleDecision.Source.REDIS, windowMs);
     }
 
-    /** {@code a / b} rounded up, for {@code a >= 0} and {@code b > 0} (the script's {@code (a + -a % b) / b}). */
+    /** {@code a / b} rounded up, for {@code b > 0} (the script's {@code (a + -a % b) / b}). */
     private static long ceilDiv(long a, long b) {
-        return (a + b - 1) / b;
+        return -Math.floorDiv(-a, b);
     }
 
     /** The unsigned little-endian integer of {@code n} bytes at {@code from} (struct's {@code In}). */

@@ -25,7 +25,8 @@ local call, pcall, protect = redis.call, redis.pcall, pcall -- protect: Lua's ow
 local encode, decode, format = struct.pack, struct.unpack, string.format
 local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
 --[[ refunds.lua ]]
-local redis_now, px_ttl, px -- one TIME for the batch; the last TTL written, and its text
+local redis_now, px_ttl, px, tail_at, tail -- one TIME for the batch; the last TTL written, and its text; the
+-- last time a window's state reply was followed by, and its bytes
 
 local function decide(base, n_keys, request, at, tokens)
   --[[ decide.lua ]]

@@ -8,6 +8,6 @@ local call, pcall = redis.call, redis.pcall
 local encode, decode, format = struct.pack, struct.unpack, string.format
 local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
 --[[ refunds.lua ]]
-local redis_now, px_ttl, px
+local redis_now, px_ttl, px, tail_at, tail
 local base, n_keys, request, at, tokens = 0, #KEYS, ARGV[1], 1, ARGV[2]
 --[[ decide.lua ]]

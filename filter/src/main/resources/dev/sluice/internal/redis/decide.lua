@@ -5,8 +5,9 @@ decide-one.lua (one request per call: the block is the script's body) and decide
 (several requests per call: the block is the body of a function called per request). Both define
 first the locals it reads: base, n_keys, request, tokens (below), call, pcall (redis.call and
 redis.pcall), encode, decode, format (struct.pack, struct.unpack, string.format), MARGIN,
-redis_now (Redis's TIME in ms once read in this script call, else nil), and px_ttl, px (the last TTL
-written in this script call and its text, else nil: a batch's requests often write the same TTL).
+redis_now (Redis's TIME in ms once read in this script call, else nil), px_ttl, px (the last TTL
+written in this script call and its text, else nil: a batch's requests often write the same TTL), and
+tail_at, tail (the last time a window's state reply was followed by, and its 8 bytes, else nil).
 
 KEYS[base + i]  the state key of acquisition i: <key-prefix>{<rule>:<client key>}; in a give-back
           (tokens given) followed by each acquisition's once key, KEYS[base + n + i]: its state key
@@ -37,10 +38,12 @@ Returns   a string, little-endian doubles, as ReplyCodec reads it: per key its o
           delay ms, and algorithms 4 to 7 (the buckets, concurrency) taken fraction and given back (a
           bucket's refund counter: with taken ms, what identifies the take in the state, for a
           give-back; concurrency's are 0). Then the time decided at, ms since the epoch.
-          Or, for a request of one rule that took, a token bucket or GCRA whose state holds the time
-          decided at (its clock not behind the state's: state_answers), that state as written, whose
-          figures the client works out (ReplyCodec; it spares the reply's struct.pack, ~3,000
-          instructions): told apart by its first byte, the state's tag (4, 6); a reply of figures
+          Or, for a request of one rule that took (state_answers), the state as written, whose
+          figures the client works out (ReplyCodec; it spares the reply's struct.pack and the
+          figures' arithmetic, 3,000 to 6,000 instructions): a token bucket, GCRA or leaky bucket
+          whose state holds the time decided at (its clock not behind the state's) alone; a fixed
+          (not calendar) or sliding-window counter's followed by that time, '<d' (its state holds
+          none). Told apart by its first byte, the state's tag (1, 2, 4, 5, 6); a reply of figures
           begins with a 0 byte (an outcome 0, 1 or 2 as a little-endian double)
 
 Either every enforcing rule admits the request and each rule that admits takes its cost, or
@@ -59,9 +62,11 @@ figures when nothing is taken; next is the time until remaining grows, 0 when wa
 it); retry (denied); remaining_after, reset_after, next_after, delay, taken_ms, taken_fraction
 (admitted); and what to write: state and ttl (PSETEX key ttl state, below, for the one-value
 states), or for sliding-window-log and concurrency what its section #write adds to the sorted set.
-A fragment whose state can be the reply (token-bucket, gcra) sets state_answers when it is (one
-rule, `several` nil, and the state's time the time decided at) and then need not set
-remaining_after, next_after nor the taken figures: the client computes them from the state.
+A fragment whose state can be the reply sets state_answers when it takes and its state can answer
+(one rule, `several` nil; the buckets also need the state's time to be the time decided at): true
+for the state alone, 'timed' for the state then the time decided at (the windows'); it then need not
+set remaining_after, next_after nor the taken figures: the client computes them from the state
+(a request in modes 2 to 5 writes no decision: decide.lua answers it with figures first).
 Its section #give-back, the class's giveBack, writes the state given back (SETRANGE, ZREM) before
 the first part reads it; give-back.lua holds what every give-back shares (the once-only check, the
 state read) and picks the algorithm's section. Sections are spliced text, not functions: a Lua call
@@ -175,8 +180,13 @@ for i = 1, n do
       --[[ sliding-window-log.lua#write ]]
     end
     if not several then
-      if state_answers then
+      if state_answers == true then
         return state -- the client works the figures out from it (ReplyCodec)
+      elseif state_answers then -- 'timed': the state holds no time decided at; it follows, packed once per time
+        if now ~= tail_at then
+          tail_at, tail = now, encode('<d', now)
+        end
+        return state .. tail
       elseif algorithm == 5 then
         return encode('<ddddddddd', 2, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given,
             now)

@@ -96,33 +96,37 @@ else
     end
     admits = false
   else
-    q = after -- the same figures for the queue after this request
-    x = cap - q
-    by_delay = 0
-    if q <= max_delay_units then
-      by_delay = (max_delay_units - q - (max_delay_units - q) % window) / window + 1
-    end
-    remaining_after = (x - x % window) / window
-    if by_delay < remaining_after then
-      remaining_after = by_delay
-    end
-    reset_after, next_after = (q + -q % limit) / limit, 0
-    r = remaining_after
-    if r < 0 then
-      r = 0
-    end
-    room = cap - (r + 1) * window
-    if max_delay_units - r * window < room then
-      room = max_delay_units - r * window
-    end
-    if room >= 0 then
-      x = q - room
-      next_after = (x + -x % limit) / limit
-    end
-    admits, delay = true, (queued + -queued % limit) / limit
     local whole = (after - after % limit) / limit
+    admits, delay, reset_after = true, (queued + -queued % limit) / limit, (after + -after % limit) / limit
     taken_ms, taken_fraction = now + whole, after - whole * limit
     state, ttl = encode('<BdI7I4I7', 5, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
-    taken_given = refunded
+    -- the state holds the time decided at and `after`, the queue after this request (its delay: less the cost)
+    state_answers = stamp == now and not several
+    if not state_answers then
+      q = after -- the same figures for the queue after this request
+      x = cap - q
+      by_delay = 0
+      if q <= max_delay_units then
+        by_delay = (max_delay_units - q - (max_delay_units - q) % window) / window + 1
+      end
+      remaining_after = (x - x % window) / window
+      if by_delay < remaining_after then
+        remaining_after = by_delay
+      end
+      next_after = 0
+      r = remaining_after
+      if r < 0 then
+        r = 0
+      end
+      room = cap - (r + 1) * window
+      if max_delay_units - r * window < room then
+        room = max_delay_units - r * window
+      end
+      if room >= 0 then
+        x = q - room
+        next_after = (x + -x % limit) / limit
+      end
+      taken_given = refunded
+    end
   end
 end

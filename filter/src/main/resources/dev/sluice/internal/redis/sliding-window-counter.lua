@@ -82,20 +82,23 @@ else
   if force and counted > (2251799813685248 - 2251799813685248 % window) / window then -- RateAlgorithm.maxCount
     counted = (2251799813685248 - 2251799813685248 % window) / window
   end
-  x = quota - previous_units - counted * window
-  remaining_after = (x - x % window) / window
-  c = remaining_after + 1 -- at most limit: this request took at least one
-  if counted + c <= limit then
-    x = (limit - counted - c) * window
-    next_after = start + window - (x - x % previous) / previous - now
-  else
-    x = (limit - c) * window
-    x = window - (x - x % counted) / counted
-    next_after = start + window + (x > 0 and x or 0) - now
-  end
   admits, reset_after, delay = true, start + 2 * window - now, 0
   state, ttl = encode('<Bddd', 2, start + window, counted, previous), start + 2 * window - now + MARGIN
   taken_ms, taken_fraction = start + window, 0
+  state_answers = not several and 'timed' -- the state, then the time decided at: the reply, the figures the client's
+  if not state_answers then
+    x = quota - previous_units - counted * window
+    remaining_after = (x - x % window) / window
+    c = remaining_after + 1 -- at most limit: this request took at least one
+    if counted + c <= limit then
+      x = (limit - counted - c) * window
+      next_after = start + window - (x - x % previous) / previous - now
+    else
+      x = (limit - c) * window
+      x = window - (x - x % counted) / counted
+      next_after = start + window + (x > 0 and x or 0) - now
+    end
+  end
 end
 --[[ #give-back ]]
 -- sliding-window-counter: off the current count in the request's window, off the previous in the next

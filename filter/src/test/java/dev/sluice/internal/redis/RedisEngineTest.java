@@ -141,7 +141,7 @@ class RedisEngineTest {
         java.util.function.Function<byte[], Boolean> admitted = argument -> new ReplyCodec((byte[]) jedis.eval(
                 RedisEngine.SCRIPT.getBytes(java.nio.charset.StandardCharsets.UTF_8),
                 List.of(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)), List.of(argument)))
-                .next(exports, 0, exports.windowMillis()).allowed();
+                .next(exports, 1, 0, exports.windowMillis()).allowed();
 
         assertThat(admitted.apply(request)).as("taken").isTrue();
         assertThat(admitted.apply(request)).as("the same take again").isTrue();

@@ -54,14 +54,14 @@ class ReplyCodecTest {
         // decide.lua, one rule that denies: encode('<ddddd', 0, remaining_now, retry, reset_now, now)
         ReplyCodec reply = reply("return encode('<ddddd', 0, 3, 1500, 42000, 1764500000123)");
         assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_123L);
-        assertThat(reply.next(BUCKET, 7, 60_000)).isEqualTo(
+        assertThat(reply.next(BUCKET, 1, 7, 60_000)).isEqualTo(
                 new RuleDecision(BUCKET, false, 3, 1500, 42_000, 1500, 0, null, RuleDecision.Source.REDIS, 60_000));
     }
 
     @Test
     void anAdmissionThatTookNothingHasNoTake() {
         // decide.lua, one rule that admits a request another rule denied: encode('<ddddd', 1, remaining_now, reset_now, next_now, now)
-        RuleDecision d = reply("return encode('<ddddd', 1, 99, 600, 600, 5)").next(BUCKET, 7, 60_000);
+        RuleDecision d = reply("return encode('<ddddd', 1, 99, 600, 600, 5)").next(BUCKET, 1, 7, 60_000);
         assertThat(d).isEqualTo(new RuleDecision(BUCKET, true, 99, 0, 600, 600, 0, null, RuleDecision.Source.REDIS, 60_000));
         assertThat(d.taken()).isFalse();
     }
@@ -69,7 +69,7 @@ class ReplyCodecTest {
     @Test
     void aBucketsTakeHasItsFractionAndRefundCounter() {
         // decide.lua: encode('<dddddddd', 2, remaining_after, taken_ms, reset_after, next_after, taken_fraction, taken_given, now)
-        RuleDecision d = reply("return encode('<dddddddd', 2, 98, 1764500001200, 1200, 600, 37, 4, 9)").next(BUCKET, 7, 60_000);
+        RuleDecision d = reply("return encode('<dddddddd', 2, 98, 1764500001200, 1200, 600, 37, 4, 9)").next(BUCKET, 1, 7, 60_000);
         assertThat(d).isEqualTo(new RuleDecision(BUCKET, true, 98, 0, 1200, 600, 0,
                 new RuleDecision.Take(1_764_500_001_200L, 37, 4, 7), RuleDecision.Source.REDIS, 60_000));
         assertThat(d.take().token()).isEqualTo(7);
@@ -78,7 +78,7 @@ class ReplyCodecTest {
     @Test
     void aLeakyBucketsTakeHasItsDelayBeforeItsFraction() {
         // decide.lua: encode('<ddddddddd', 2, remaining_after, taken_ms, reset_after, next_after, delay, taken_fraction, taken_given, now)
-        RuleDecision d = reply("return encode('<ddddddddd', 2, 8, 1764500000300, 300, 100, 250, 3, 1, 9)").next(LEAKY, 5, 1000);
+        RuleDecision d = reply("return encode('<ddddddddd', 2, 8, 1764500000300, 300, 100, 250, 3, 1, 9)").next(LEAKY, 1, 5, 1000);
         assertThat(d).isEqualTo(new RuleDecision(LEAKY, true, 8, 0, 300, 100, 250,
                 new RuleDecision.Take(1_764_500_000_300L, 3, 1, 5), RuleDecision.Source.REDIS, 1000));
     }
@@ -86,7 +86,7 @@ class ReplyCodecTest {
     @Test
     void aWindowsTakeIsItsTimeAlone() {
         // decide.lua: encode('<dddddd', 2, remaining_after, taken_ms, reset_after, next_after, now)
-        assertThat(reply("return encode('<dddddd', 2, 4, 1764500060000, 59000, 59000, 9)").next(WINDOW, 5, 60_000))
+        assertThat(reply("return encode('<dddddd', 2, 4, 1764500060000, 59000, 59000, 9)").next(WINDOW, 1, 5, 60_000))
                 .isEqualTo(new RuleDecision(WINDOW, true, 4, 0, 59_000, 59_000, 0,
                         new RuleDecision.Take(1_764_500_060_000L, 0, 0, 5), RuleDecision.Source.REDIS, 60_000));
     }
@@ -95,7 +95,7 @@ class ReplyCodecTest {
     void aSlotsTakeIsSentAsABucketsWithNoFractionNorRefunds() {
         // decide.lua, algorithm 7 (concurrency.lua sets taken_fraction, taken_given = 0, 0)
         ReplyCodec reply = reply("return encode('<dddddddd', 2, 2, 1764500030000, 1000, 1000, 0, 0, 9)");
-        RuleDecision.Take take = reply.next(SLOTS, -3, SLOTS.windowMillis()).take();
+        RuleDecision.Take take = reply.next(SLOTS, 1, -3, SLOTS.windowMillis()).take();
         assertThat(take).isEqualTo(new RuleDecision.Take(1_764_500_030_000L, 0, 0, -3));
         assertThat(take.token()).as("the slot's own token: its member, which its release and renewals name").isEqualTo(-3);
         assertThat(reply.decidedAt()).isEqualTo(9);
@@ -106,8 +106,8 @@ class ReplyCodecTest {
         // decide.lua's table of several rules: an admitted request's bucket took, its shadow window denied
         ReplyCodec reply = reply("return encode('<ddddddd' .. 'dddd' .. 'd', 2, 98, 1764500001200, 1200, 600, 37, 4,"
                 + " 0, 0, 20000, 40000, 1764500000000)");
-        assertThat(reply.next(BUCKET, 7, 60_000).take()).isEqualTo(new RuleDecision.Take(1_764_500_001_200L, 37, 4, 7));
-        assertThat(reply.next(WINDOW, 8, 60_000)).isEqualTo(
+        assertThat(reply.next(BUCKET, 1, 7, 60_000).take()).isEqualTo(new RuleDecision.Take(1_764_500_001_200L, 37, 4, 7));
+        assertThat(reply.next(WINDOW, 1, 8, 60_000)).isEqualTo(
                 new RuleDecision(WINDOW, false, 0, 20_000, 40_000, 20_000, 0, null, RuleDecision.Source.REDIS, 60_000));
         assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
     }
@@ -119,7 +119,7 @@ class ReplyCodecTest {
         ReplyCodec reply = reply("return encode('<Bi7I6I7I7', 4, 5927655, 1764500000000, 60000, 4)");
         assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
         // next: (60,000 - 47,655) / 100 rounded up; reset: 72,345 / 100 rounded up; taken at 723 ms and 45 units
-        assertThat(reply.next(BUCKET, 7, 60_000)).isEqualTo(new RuleDecision(BUCKET, true, 98, 0, 724, 124, 0,
+        assertThat(reply.next(BUCKET, 1, 7, 60_000)).isEqualTo(new RuleDecision(BUCKET, true, 98, 0, 724, 124, 0,
                 new RuleDecision.Take(1_764_500_000_723L, 45, 4, 7), RuleDecision.Source.REDIS, 60_000));
     }
 
@@ -129,7 +129,7 @@ class ReplyCodecTest {
         ReplyCodec reply = reply("return encode('<BdI7I4I7', 6, 1764500000000, 3456, 10, 2)");
         assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
         // remaining: (10,000 - 3,456) / 1,000; reset: 3,456 / 10 up; next: (3,456 - 10,000 + 7 x 1,000) / 10 up
-        assertThat(reply.next(GCRA, 9, 1000)).isEqualTo(new RuleDecision(GCRA, true, 6, 0, 346, 46, 0,
+        assertThat(reply.next(GCRA, 1, 9, 1000)).isEqualTo(new RuleDecision(GCRA, true, 6, 0, 346, 46, 0,
                 new RuleDecision.Take(1_764_500_000_345L, 6, 2, 9), RuleDecision.Source.REDIS, 1000));
     }
 
@@ -144,7 +144,7 @@ class ReplyCodecTest {
                 ReplyCodec reply = new ReplyCodec(first);
                 long decidedAt = reply.decidedAt();
                 assertThat(decidedAt).isCloseTo(System.currentTimeMillis(), org.assertj.core.api.Assertions.within(60_000L));
-                RuleDecision d = reply.next(rule, 1, rule.windowMillis());
+                RuleDecision d = reply.next(rule, 1, 1, rule.windowMillis());
                 long interval = rule.windowMillis() / rule.limit(); // one request's worth of refill
                 assertThat(d).isEqualTo(new RuleDecision(rule, true, rule.limit() - 1, 0, interval, interval, 0,
                         new RuleDecision.Take(decidedAt + interval, 0, 0, 1), RuleDecision.Source.REDIS, rule.windowMillis()));
@@ -153,7 +153,7 @@ class ReplyCodecTest {
                 byte[] lagging = decideOne(key, new RequestCodec(RequestCodec.NOW_BYTES + RequestCodec.RULE_BYTES,
                         decidedAt - 50).rule(RequestCodec.rule(rule), RequestCodec.Mode.ENFORCING, 1).bytes());
                 assertThat(lagging[0]).as(rule.name() + ": a reply of figures").isZero();
-                RuleDecision second = new ReplyCodec(lagging).next(rule, 2, rule.windowMillis());
+                RuleDecision second = new ReplyCodec(lagging).next(rule, 1, 2, rule.windowMillis());
                 assertThat(second).isEqualTo(rule == BUCKET
                         // the bucket counts from the state's time: two tokens gone, 50 ms later than its clock says
                         ? new RuleDecision(rule, true, 98, 0, 50 + 1200, 50 + 600, 0,
@@ -169,18 +169,122 @@ class ReplyCodecTest {
 
     /** decide-one.lua as RedisEngine sends it, for one key and request. */
     private static byte[] decideOne(byte[] key, byte[] request) {
-        return (byte[]) jedis.eval(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8), List.of(key), List.of(request));
+        return decideOne(List.of(key), request);
+    }
+
+    private static byte[] decideOne(List<byte[]> keys, byte[] request) {
+        return (byte[]) jedis.eval(RedisEngine.SCRIPT.getBytes(StandardCharsets.UTF_8), keys, List.of(request));
+    }
+
+    @Test
+    void aWindowsTakeAnsweredWithItsStateAndTheTimeHasTheFiguresTheScriptWouldHaveSent() {
+        // fixed-window.lua: a count of 3 that ends at ...060,000, decided at ...001,000
+        ReplyCodec window = reply("return encode('<Bdd', 1, 1764500060000, 3) .. encode('<d', 1764500001000)");
+        assertThat(window.decidedAt()).isEqualTo(1_764_500_001_000L);
+        assertThat(window.next(WINDOW, 1, 5, 60_000)).isEqualTo(new RuleDecision(WINDOW, true, 2, 0, 59_000, 59_000, 0,
+                new RuleDecision.Take(1_764_500_060_000L, 0, 0, 5), RuleDecision.Source.REDIS, 60_000));
+        // sliding-window-counter.lua, 10 per second: 4 counted in the window ending at ...001,000, 6 in the one
+        // before, 250 ms into it: 6 x 750 ms weigh 4.5 requests, so 10 - 4.5 - 4 = 1 whole left; a second one
+        // when the previous count weighs 4 at most (6 x 666 ms of 1,000 left: at 334 ms, 84 ms on)
+        ReplyCodec counter = reply("return encode('<Bddd', 2, 1764500001000, 4, 6) .. encode('<d', 1764500000250)");
+        Rule rule = Rule.of("counter", Algorithm.SLIDING_WINDOW_COUNTER, 10, Duration.ofSeconds(1));
+        assertThat(counter.decidedAt()).isEqualTo(1_764_500_000_250L);
+        assertThat(counter.next(rule, 1, 3, 1000)).isEqualTo(new RuleDecision(rule, true, 1, 0, 1750, 84, 0,
+                new RuleDecision.Take(1_764_500_001_000L, 0, 0, 3), RuleDecision.Source.REDIS, 1000));
+    }
+
+    @Test
+    void aLeakyBucketsTakeAnsweredWithTheStateItWroteHasItsDelay() {
+        // leaky-bucket.lua, 10 per second, a queue of 10 (burst) and at most 2 s of delay, capped at the 1 s a full
+        // queue takes to drain: the next free slot 4,500 units (ms x 10) ahead of the time decided at, after a
+        // request of 2 (2,000 units): the 2,500 before it, a 250 ms delay
+        ReplyCodec reply = reply("return encode('<BdI7I4I7', 5, 1764500000000, 4500, 10, 3)");
+        assertThat(reply.decidedAt()).isEqualTo(1_764_500_000_000L);
+        // remaining: (10,000 - 4,500) / 1,000 = 5, and by the delay (10,000 - 4,500) / 1,000 + 1 = 6: 5; reset 450 ms;
+        // next: room for 6 is min(10,000 - 6,000, 10,000 - 5,000) = 4,000, (4,500 - 4,000) / 10 = 50 ms
+        assertThat(reply.next(LEAKY, 2, 9, 1000)).isEqualTo(new RuleDecision(LEAKY, true, 5, 0, 450, 50, 250,
+                new RuleDecision.Take(1_764_500_000_450L, 0, 3, 9), RuleDecision.Source.REDIS, 1000));
+    }
+
+    /**
+     * The script's own check of the state reply: two keys go through the same decisions, one by requests of
+     * its rule alone (answered with the state where it can be), the other by requests of that rule and a
+     * second that never denies, on a third key (answered with figures, worked out by the fragment): random
+     * figures, costs, and times on an instance's clock that move on by up to a window and now and then back
+     * (a lagging instance). Each decision, read by this class from either shape, and each state written,
+     * must be the same.
+     */
+    @Test
+    void aTakeAnsweredWithItsStateIsDecidedAsTheSameTakeAnsweredWithFigures() {
+        java.util.Random random = new java.util.Random(17);
+        Rule never = Rule.of("never", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofSeconds(1));
+        String prefix = "sluice-test:reply-equal:" + System.nanoTime() + ":";
+        List<Algorithm> algorithms = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
+                Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET, Algorithm.GCRA);
+        java.util.Map<Algorithm, Integer> stateReplies = new java.util.EnumMap<>(Algorithm.class);
+        java.util.Map<Algorithm, Integer> takes = new java.util.EnumMap<>(Algorithm.class);
+        try {
+            for (int trial = 0; trial < 60; trial++) {
+                Algorithm algorithm = algorithms.get(trial % algorithms.size());
+                long limit = 1 + random.nextInt(trial % 2 == 0 ? 12 : 1000);
+                long windowMs = 1 + random.nextInt(trial % 3 == 0 ? 50 : 20_000);
+                Rule.Builder builder = Rule.builder("r" + trial).algorithm(algorithm).limit(limit)
+                        .window(Duration.ofMillis(windowMs));
+                if (!algorithm.isWindow()) builder.burst(1 + random.nextInt((int) limit * 2));
+                if (algorithm == Algorithm.LEAKY_BUCKET) builder.maxDelay(Duration.ofMillis(random.nextInt(3 * (int) windowMs + 1)));
+                Rule rule = builder.build();
+                byte[] alone = (prefix + trial + ":alone").getBytes(StandardCharsets.UTF_8);
+                byte[] paired = (prefix + trial + ":paired").getBytes(StandardCharsets.UTF_8);
+                byte[] other = (prefix + trial + ":other").getBytes(StandardCharsets.UTF_8);
+                long now = 1_764_500_000_000L + random.nextInt(1_000_000);
+                for (int i = 0; i < 40; i++) {
+                    now += random.nextInt(8) == 0 ? -random.nextInt(1 + (int) windowMs) : random.nextInt(1 + (int) windowMs / 2);
+                    long cost = 1 + random.nextInt((int) Math.min(3, rule.burst()));
+                    byte[] one = new RequestCodec(RequestCodec.NOW_BYTES + RequestCodec.RULE_BYTES, now)
+                            .rule(RequestCodec.rule(rule), RequestCodec.Mode.ENFORCING, cost).bytes();
+                    byte[] two = new RequestCodec(RequestCodec.NOW_BYTES + 2 * RequestCodec.RULE_BYTES, now)
+                            .rule(RequestCodec.rule(rule), RequestCodec.Mode.ENFORCING, cost)
+                            .rule(RequestCodec.rule(never), RequestCodec.Mode.ENFORCING, 1).bytes();
+                    byte[] first = decideOne(alone, one);
+                    RuleDecision byState = new ReplyCodec(first).next(rule, cost, i, windowMs);
+                    RuleDecision byFigures = new ReplyCodec(decideOne(List.of(paired, other), two)).next(rule, cost, i, windowMs);
+                    String at = rule + ", request " + i + " at " + now + ", cost " + cost;
+                    assertThat(byState).as(at).isEqualTo(byFigures);
+                    assertThat(jedis.get(alone)).as(at + ": the state written").isEqualTo(jedis.get(paired));
+                    if (byState.taken()) takes.merge(algorithm, 1, Integer::sum);
+                    if (first[0] != 0) {
+                        stateReplies.merge(algorithm, 1, Integer::sum);
+                        assertThat(byState.taken()).as(at + ": only a take is answered with its state").isTrue();
+                        assertThat(new ReplyCodec(first).decidedAt()).as(at).isEqualTo(now);
+                    }
+                }
+                jedis.del(alone, paired, other);
+            }
+        } finally {
+            java.util.Set<String> left = jedis.keys(prefix + "*");
+            if (!left.isEmpty()) jedis.del(left.toArray(String[]::new));
+        }
+        for (Algorithm algorithm : algorithms) {
+            int taken = takes.getOrDefault(algorithm, 0);
+            if (algorithm.isWindow()) {
+                assertThat(stateReplies.get(algorithm)).as(algorithm + ": every take answered with its state and the time")
+                        .isEqualTo(taken).isGreaterThan(100);
+            } else {
+                assertThat(stateReplies.getOrDefault(algorithm, 0)).as(algorithm + ": takes answered with their state, of "
+                        + taken).isGreaterThan(taken / 2).isLessThan(taken); // the others by figures: a lagging clock
+            }
+        }
     }
 
     @Test
     void aStateOfAnotherRulesAlgorithmIsAnError() {
-        assertThatThrownBy(() -> reply("return encode('<BdI7I4I7', 6, 1764500000000, 3456, 10, 2)").next(BUCKET, 1, 60_000))
+        assertThatThrownBy(() -> reply("return encode('<BdI7I4I7', 6, 1764500000000, 3456, 10, 2)").next(BUCKET, 1, 1, 60_000))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("tagged 6");
     }
 
     @Test
     void anOutcomeTheScriptNeverWritesIsAnError() {
-        assertThatThrownBy(() -> reply("return encode('<ddddd', 3, 0, 0, 0, 0)").next(BUCKET, 1, 60_000))
+        assertThatThrownBy(() -> reply("return encode('<ddddd', 3, 0, 0, 0, 0)").next(BUCKET, 1, 1, 60_000))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("outcome 3");
     }
 }
