@@ -8,7 +8,8 @@
 #   - B pipelined EVALSHA of Sluice's one-request script (decide-one.lua: what 0.3.0 sends),
 #   - one EVALSHA of Sluice's batch script (decide-batch.lua) deciding B requests (B = 1: the
 #     one-request script, as the engine sends a call alone),
-# each request a token-bucket rule that always admits, on Redis's clock, B distinct keys.
+# each request a token-bucket rule (ALGORITHM=4: decide.lua's number of another) that always admits,
+# on Redis's clock, B distinct keys.
 # Per case: its own redis-server under callgrind (--hz 1: the timer's work is not the decisions');
 # 128 decisions to warm up, then the server's instructions (the whole server: reading, parsing,
 # running, replying, writing) over DECISIONS decisions, sent by bench/resp-batches.pl one round
@@ -16,6 +17,8 @@
 # Usage: bench/batch-cost.sh [SCRIPT_DIR]   (SCRIPT_DIR: where the .lua resources are; default the
 #        tree's; pass an older tree's to count it)   DECISIONS=1024 BATCHES="1 8 16 64"
 #        CASES="return1 minimal minimal-batch one batch" (the columns counted; the others print -)
+#        ALGORITHM=4 (Sluice's rule: 1 fixed-window, 2 sliding-window-counter, 4 token-bucket,
+#        5 leaky-bucket, 6 gcra; limit, burst 10^9 per 10^6 ms, 10^6 ms of delay allowed)
 #        REDIS_SERVER=redis-server (the binary counted)   PROFILE_DIR=dir: keep each case's callgrind
 #        output there, as <case>-<B>.callgrind, for `callgrind_annotate --inclusive=yes`; function
 #        names need a redis-server with symbols (Debian's is stripped: build the same version from
@@ -48,7 +51,7 @@ resp() { # kind script-file batch out
     use Digest::SHA qw(sha1_hex);
     my ($kind, $file, $b) = @ARGV;
     open(my $f, "<:raw", $file) or die; local $/; my $sha = sha1_hex(<$f>);
-    my $req = pack("d<", -1) . pack("CC", 4, 0) . pack("d<5", 1e9, 1e6, 1e9, 0, 1);
+    my $req = pack("d<", -1) . pack("CC", $ENV{ALGORITHM} || 4, 0) . pack("d<5", 1e9, 1e6, 1e9, 1e6, 1);
     sub cmd { my $s = "*" . scalar(@_) . "\r\n"; $s .= "\$" . length($_) . "\r\n$_\r\n" for @_; $s }
     my @keys = map { "k:{api:$_}" } 1 .. $b;
     if ($kind eq "keys") {
