@@ -34,7 +34,7 @@ import java.nio.ByteOrder;
  * ({@link #FIXED_WINDOW_STATE}, {@link #SLIDING_WINDOW_COUNTER_STATE}, {@link #TOKEN_BUCKET_STATE},
  * {@link #LEAKY_BUCKET_STATE}, {@link #GCRA_STATE}); a reply of figures begins with the low byte of its
  * first outcome's little-endian double, 0 for 0, 1 and 2. The script then spares the reply's encoding and
- * the figures' arithmetic, 3,000 to 6,000 of its 50,000 instructions per decision (BENCHMARKS.md).
+ * the figures' arithmetic, up to 5,000 of its 35,000 to 55,000 instructions per decision (BENCHMARKS.md).
  *
  * <p>A cursor over one reply: {@link #next} reads the rules in order.
  */
@@ -79,7 +79,9 @@ final class ReplyCodec {
     /**
      * The next rule's decision.
      *
-     * @param cost     what the request asked of it (a leaky bucket's delay is the queue before it)
+     * @param rule     the rule as the request was encoded with it ({@link RequestCodec}): a state's figures are
+     *                 worked out with its limit, window, burst and max delay
+     * @param cost     the cost the request was encoded with (a leaky bucket's delay is the queue before it)
      * @param token    the number its take goes by, if it took ({@link RuleDecision.Take#token()})
      * @param windowMs the length of the window it was decided in
      */

@@ -40,7 +40,7 @@ Returns   a string, little-endian doubles, as ReplyCodec reads it: per key its o
           give-back; concurrency's are 0). Then the time decided at, ms since the epoch.
           Or, for a request of one rule that took (state_answers), the state as written, whose
           figures the client works out (ReplyCodec; it spares the reply's struct.pack and the
-          figures' arithmetic, 3,000 to 6,000 instructions): a token bucket, GCRA or leaky bucket
+          figures' arithmetic, up to 5,000 instructions): a token bucket, GCRA or leaky bucket
           whose state holds the time decided at (its clock not behind the state's) alone; a fixed
           (not calendar) or sliding-window counter's followed by that time, '<d' (its state holds
           none). Told apart by its first byte, the state's tag (1, 2, 4, 5, 6); a reply of figures
