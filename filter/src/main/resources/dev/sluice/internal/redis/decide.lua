@@ -102,7 +102,7 @@ local admitted = true
 local key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
 local taken_ms, taken_fraction, taken_given
-local state_answers -- a take's state holds all its figures: it is the reply of a request of one rule
+local state_answers -- a take's state holds its figures: the reply of a request of one rule (true), then the time ('timed')
 local log_foreign, log_index -- the key holds another type (sliding-window-log, concurrency); entries already at the logged time
 local force -- a charge (mode 5) not applied before: the fragment takes `cost` whatever the limit (false again once written)
 for i = 1, n do
