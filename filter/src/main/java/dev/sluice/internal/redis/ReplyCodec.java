@@ -25,16 +25,17 @@ import java.nio.ByteOrder;
  * then the time the script decided at, ms since the epoch. Whether the request was admitted is each
  * rule's outcome: an admitted request's rules that admit have taken, and those of a denied one have not.
  *
- * <p>Or, for a request of one rule that took, the state just written (decide.lua's {@code state_answers}):
- * the string packed for {@code PSETEX}, whose figures this class works out as the script would have. A
- * token bucket, GCRA or leaky bucket answers so when its state was written at the time decided at (the
- * clock decided on, Redis's by default, not behind the state's): the state alone. A fixed window (not on a
- * calendar) or a sliding-window counter always: its state, then the time decided at ({@code '<d'}), which
- * the state does not hold. Such a reply is told by its first byte, the state's tag
- * ({@link #FIXED_WINDOW_STATE}, {@link #SLIDING_WINDOW_COUNTER_STATE}, {@link #TOKEN_BUCKET_STATE},
- * {@link #LEAKY_BUCKET_STATE}, {@link #GCRA_STATE}); a reply of figures begins with the low byte of its
- * first outcome's little-endian double, 0 for 0, 1 and 2. The script then spares the reply's encoding and
- * the figures' arithmetic, up to 5,000 of its 35,000 to 55,000 instructions per decision (BENCHMARKS.md).
+ * <p>Or, for a request that took from every rule, each able to answer so (decide.lua's {@code state_answers}),
+ * the states just written, rule after rule: the strings packed for {@code PSETEX}, whose figures this class
+ * works out as the script would have. A token bucket, GCRA or leaky bucket answers so when its state was
+ * written at the time decided at (the clock decided on, Redis's by default, not behind the state's); a fixed
+ * window (not on a calendar) or a sliding-window counter always, and the time decided at ({@code '<d'}), which
+ * its state does not hold, then follows the states (a bucket's state holds it). Such a reply is told by its
+ * first byte, the first state's tag ({@link #FIXED_WINDOW_STATE}, {@link #SLIDING_WINDOW_COUNTER_STATE},
+ * {@link #TOKEN_BUCKET_STATE}, {@link #LEAKY_BUCKET_STATE}, {@link #GCRA_STATE}); a reply of figures begins
+ * with the low byte of its first outcome's little-endian double, 0 for 0, 1 and 2. The script then spares the
+ * reply's encoding, and for one rule the figures' arithmetic: up to 5,000 of a lone decision's 35,000 to
+ * 55,000 instructions, about 6,000 a rule for several (BENCHMARKS.md).
  *
  * <p>A cursor over one reply: {@link #next} reads the rules in order.
  */
@@ -86,7 +87,7 @@ final class ReplyCodec {
      * @param windowMs the length of the window it was decided in
      */
     RuleDecision next(Rule rule, long cost, long token, long windowMs) {
-        if (at == 0 && reply[0] != 0) {
+        if (reply[0] != 0) { // a reply of states: each rule's is the next
             return fromState(rule, cost, token, windowMs);
         }
         int outcome = (int) read();
@@ -123,31 +124,35 @@ final class ReplyCodec {
     }
 
     /**
-     * A take's figures from the state it wrote, as each algorithm's fragment computes them after a take
-     * (every value an integer below 2^53, so the script's doubles and these longs agree exactly). Java's
-     * {@code /} and {@code %} round toward zero where the script's round down: they agree where nothing is
-     * negative, and {@link Math#floorDiv} stands where something may be. Only a charge (mode 5) leaves a
-     * debt or a count past the limit, and a charge is never answered with its state; a take admits only with
-     * {@code cost x window} tokens there (a GCRA or leaky bucket only with {@code after <= cap}, a window
-     * only within its limit).
+     * A take's figures from the state it wrote, the next in the reply, as each algorithm's fragment computes
+     * them after a take (every value an integer below 2^53, so the script's doubles and these longs agree
+     * exactly). Java's {@code /} and {@code %} round toward zero where the script's round down: they agree
+     * where nothing is negative, and {@link Math#floorDiv} stands where something may be. Only a charge
+     * (mode 5) leaves a debt or a count past the limit, and a charge is never answered with its state; a take
+     * admits only with {@code cost x window} tokens there (a GCRA or leaky bucket only with
+     * {@code after <= cap}, a window only within its limit). A window's time decided at is the reply's last
+     * 8 bytes.
      */
     private RuleDecision fromState(Rule rule, long cost, long token, long windowMs) {
         Algorithm algorithm = rule.algorithm();
         long limit = rule.limit();
+        int s = at; // where this rule's state begins
+        int tag = reply[s];
         long remaining, reset, next, takenMs, fraction = 0, givenBack = 0, delay = 0;
-        if (reply[0] == FIXED_WINDOW_STATE && reply.length == 25 && algorithm == Algorithm.FIXED_WINDOW) {
-            long end = (long) (double) DOUBLE.get(reply, 1); // when the count ends
-            long now = (long) (double) DOUBLE.get(reply, 17);
-            remaining = limit - (long) (double) DOUBLE.get(reply, 9);
+        int length;
+        if (tag == FIXED_WINDOW_STATE && algorithm == Algorithm.FIXED_WINDOW && s + (length = 17) <= reply.length - 8) {
+            long end = (long) (double) DOUBLE.get(reply, s + 1); // when the count ends
+            long now = (long) (double) DOUBLE.get(reply, reply.length - 8);
+            remaining = limit - (long) (double) DOUBLE.get(reply, s + 9);
             reset = next = end - now; // nothing comes back before the count ends
             takenMs = end;
-        } else if (reply[0] == SLIDING_WINDOW_COUNTER_STATE && reply.length == 33
-                && algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+        } else if (tag == SLIDING_WINDOW_COUNTER_STATE && algorithm == Algorithm.SLIDING_WINDOW_COUNTER
+                && s + (length = 25) <= reply.length - 8) {
             long window = rule.windowMillis();
-            long start = (long) (double) DOUBLE.get(reply, 1) - window; // of the current count's window
-            long counted = (long) (double) DOUBLE.get(reply, 9);
-            long previous = (long) (double) DOUBLE.get(reply, 17);
-            long now = (long) (double) DOUBLE.get(reply, 25);
+            long start = (long) (double) DOUBLE.get(reply, s + 1) - window; // of the current count's window
+            long counted = (long) (double) DOUBLE.get(reply, s + 9);
+            long previous = (long) (double) DOUBLE.get(reply, s + 17);
+            long now = (long) (double) DOUBLE.get(reply, reply.length - 8);
             long previousUnits = previous * (window - (now > start ? now - start : 0)); // a lagging caller: at its start
             remaining = Math.floorDiv(limit * window - previousUnits - counted * window, window);
             long c = remaining + 1; // one more than now: when the weighted previous count has slid far enough
@@ -159,9 +164,9 @@ final class ReplyCodec {
             }
             reset = start + 2 * window - now;
             takenMs = start + window;
-        } else if (reply[0] == LEAKY_BUCKET_STATE && reply.length == 27 && algorithm == Algorithm.LEAKY_BUCKET) {
-            long now = (long) (double) DOUBLE.get(reply, 1);
-            long after = unsigned(9, 7); // the next free slot's lead on the time decided at, ms x limit
+        } else if (tag == LEAKY_BUCKET_STATE && algorithm == Algorithm.LEAKY_BUCKET && s + (length = 27) <= reply.length) {
+            long now = (long) (double) DOUBLE.get(reply, s + 1);
+            long after = unsigned(s + 9, 7); // the next free slot's lead on the time decided at, ms x limit
             long window = rule.windowMillis();
             long cap = rule.burst() * window;
             long maxDelayUnits = Math.min(rule.maxDelay().toMillis(), ceilDiv(cap, limit)) * limit;
@@ -174,21 +179,21 @@ final class ReplyCodec {
             delay = ceilDiv(after - cost * window, limit); // the queue before this request
             takenMs = now + after / limit;
             fraction = after % limit;
-            givenBack = unsigned(20, 7);
-        } else if (reply[0] == TOKEN_BUCKET_STATE && reply.length == 28 && algorithm == Algorithm.TOKEN_BUCKET) {
-            long left = signed(1, 7); // scaled tokens left after the take, at the time decided at
-            long at = unsigned(8, 6);
-            long window = unsigned(14, 7);
-            long debt = rule.burst() * window - left; // full again debt / limit ms after `at`
+            givenBack = unsigned(s + 20, 7);
+        } else if (tag == TOKEN_BUCKET_STATE && algorithm == Algorithm.TOKEN_BUCKET && s + (length = 28) <= reply.length) {
+            long left = signed(s + 1, 7); // scaled tokens left after the take, at the time decided at
+            long stamp = unsigned(s + 8, 6);
+            long window = unsigned(s + 14, 7);
+            long debt = rule.burst() * window - left; // full again debt / limit ms after the stamp
             remaining = left / window;
             next = ceilDiv(window - left % window, limit); // one more whole token
             reset = ceilDiv(debt, limit);
             fraction = debt % limit;
-            takenMs = at + debt / limit;
-            givenBack = unsigned(21, 7);
-        } else if (reply[0] == GCRA_STATE && reply.length == 27 && algorithm == Algorithm.GCRA) {
-            long now = (long) (double) DOUBLE.get(reply, 1);
-            long after = unsigned(9, 7); // the TAT's lead on the time decided at, ms x limit
+            takenMs = stamp + debt / limit;
+            givenBack = unsigned(s + 21, 7);
+        } else if (tag == GCRA_STATE && algorithm == Algorithm.GCRA && s + (length = 27) <= reply.length) {
+            long now = (long) (double) DOUBLE.get(reply, s + 1);
+            long after = unsigned(s + 9, 7); // the TAT's lead on the time decided at, ms x limit
             long window = rule.windowMillis();
             long cap = rule.burst() * window;
             remaining = (cap - after) / window;
@@ -196,12 +201,12 @@ final class ReplyCodec {
             next = ceilDiv(after - cap + (remaining + 1) * window, limit); // one more whole request
             takenMs = now + after / limit;
             fraction = after % limit;
-            givenBack = unsigned(20, 7);
+            givenBack = unsigned(s + 20, 7);
         } else {
-            throw new IllegalStateException("decide.lua answered a state of " + reply.length + " bytes tagged " + reply[0]
-                    + " for rule " + rule.name() + " (" + algorithm + ")");
+            throw new IllegalStateException("decide.lua answered a state tagged " + tag + " at byte " + s + " of "
+                    + reply.length + " for rule " + rule.name() + " (" + algorithm + ")");
         }
-        at = reply.length;
+        at = s + length;
         return new RuleDecision(rule, true, remaining, 0, reset, next, delay,
                 new RuleDecision.Take(takenMs, fraction, givenBack, token), RuleDecision.Source.REDIS, windowMs);
     }

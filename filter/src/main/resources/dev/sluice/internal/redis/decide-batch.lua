@@ -22,7 +22,7 @@ log deletes a key of another type first), so only a give-back of several rules c
 a later rule's once key of another type, after an earlier rule was given back.
 ]]
 local call, pcall, protect = redis.call, redis.pcall, pcall -- protect: Lua's own pcall
-local encode, decode, format = struct.pack, struct.unpack, string.format
+local encode, decode, format, concat = struct.pack, struct.unpack, string.format, table.concat
 local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
 --[[ refunds.lua ]]
 local redis_now, px_ttl, px, tail_at, tail -- one TIME for the batch; the last TTL written, and its text; the

@@ -5,7 +5,7 @@ return value. decide.lua is this script's body, not a function: a function and i
 cost each call some 4,000 instructions (bench/batch-cost.sh).
 ]]
 local call, pcall = redis.call, redis.pcall
-local encode, decode, format = struct.pack, struct.unpack, string.format
+local encode, decode, format, concat = struct.pack, struct.unpack, string.format, table.concat
 local MARGIN = 1000 -- RateAlgorithm.EXPIRY_MARGIN_MS: expiry beyond "back to full", absorbs clock skew
 --[[ refunds.lua ]]
 local redis_now, px_ttl, px, tail_at, tail

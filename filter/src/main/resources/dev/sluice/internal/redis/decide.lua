@@ -4,7 +4,7 @@ took, for all its rules. A block that returns the reply, spliced into the script
 decide-one.lua (one request per call: the block is the script's body) and decide-batch.lua
 (several requests per call: the block is the body of a function called per request). Both define
 first the locals it reads: base, n_keys, request, tokens (below), call, pcall (redis.call and
-redis.pcall), encode, decode, format (struct.pack, struct.unpack, string.format), MARGIN,
+redis.pcall), encode, decode, format, concat (struct.pack, struct.unpack, string.format, table.concat), MARGIN,
 redis_now (Redis's TIME in ms once read in this script call, else nil), px_ttl, px (the last TTL
 written in this script call and its text, else nil: a batch's requests often write the same TTL), and
 tail_at, tail (the last time a window's state reply was followed by, and its 8 bytes, else nil).
@@ -38,13 +38,15 @@ Returns   a string, little-endian doubles, as ReplyCodec reads it: per key its o
           delay ms, and algorithms 4 to 7 (the buckets, concurrency) taken fraction and given back (a
           bucket's refund counter: with taken ms, what identifies the take in the state, for a
           give-back; concurrency's are 0). Then the time decided at, ms since the epoch.
-          Or, for a request of one rule that took (state_answers), the state as written, whose
-          figures the client works out (ReplyCodec; it spares the reply's struct.pack and the
-          figures' arithmetic, up to 5,000 instructions): a token bucket, GCRA or leaky bucket
-          whose state holds the time decided at (its clock not behind the state's) alone; a fixed
-          (not calendar) or sliding-window counter's followed by that time, '<d' (its state holds
-          none). Told apart by its first byte, the state's tag (1, 2, 4, 5, 6); a reply of figures
-          begins with a 0 byte (an outcome 0, 1 or 2 as a little-endian double)
+          Or, for a request that took from every rule, each able to answer with its state
+          (state_answers), the states as written, rule after rule, whose figures the client works
+          out (ReplyCodec; it spares the reply's struct.pack, up to 6,000 instructions a rule, and
+          for one rule the figures' arithmetic): a token bucket's, GCRA's or leaky bucket's when it
+          holds the time decided at (its clock not behind the state's), a fixed (not calendar)
+          window's or sliding-window counter's always; the time decided at, '<d', follows the
+          states when a window's is among them (a window's state holds none; a bucket's is that
+          time). Told apart by its first byte, the first state's tag (1, 2, 4, 5, 6); a reply of
+          figures begins with a 0 byte (an outcome 0, 1 or 2 as a little-endian double)
 
 Either every enforcing rule admits the request and each rule that admits takes its cost, or
 nothing is written at all: a request denied by one rule takes nothing from the others. A shadow
@@ -63,10 +65,12 @@ it); retry (denied); remaining_after, reset_after, next_after, delay, taken_ms, 
 (admitted); and what to write: state and ttl (PSETEX key ttl state, below, for the one-value
 states), or for sliding-window-log and concurrency what its section #write adds to the sorted set.
 A fragment whose state can be the reply sets state_answers when it takes and its state can answer
-(one rule, `several` nil; the buckets also need the state's time to be the time decided at): true
-for the state alone, 'timed' for the state then the time decided at (the windows'); it then need not
-set remaining_after, next_after nor the taken figures: the client computes them from the state
-(a request in modes 2 to 5 writes no decision: decide.lua answers it with figures first).
+(the buckets need the state's time to be the time decided at): true for the state alone, 'timed'
+for the state then the time decided at (the windows'); for a request of one rule (`several` nil) it
+then need not set remaining_after, next_after nor the taken figures: the client computes them from
+the state. A request of several rules needs them all the same: another rule's state may not answer
+(a sliding-window log, a lagging clock, a shadow rule's denial), and then every rule answers with
+figures. A request in modes 2 to 5 writes no decision: decide.lua answers it with figures first.
 Its section #give-back, the class's giveBack, writes the state given back (SETRANGE, ZREM) before
 the first part reads it; give-back.lua holds what every give-back shares (the once-only check, the
 state read) and picks the algorithm's section. Sections are spliced text, not functions: a Lua call
@@ -102,7 +106,8 @@ local admitted = true
 local key
 local admits, remaining_now, reset_now, next_now, retry, remaining_after, reset_after, next_after, delay, state, ttl
 local taken_ms, taken_fraction, taken_given
-local state_answers -- a take's state holds its figures: the reply of a request of one rule (true), then the time ('timed')
+local state_answers -- a take's state holds its figures: it can be the reply alone (true), or then the time ('timed')
+local all_answer, timed = true, false -- several rules: every one took and its state can answer; a window's among them
 local log_foreign, log_index -- the key holds another type (sliding-window-log, concurrency); entries already at the logged time
 local force -- a charge (mode 5) not applied before: the fragment takes `cost` whatever the limit (false again once written)
 for i = 1, n do
@@ -151,6 +156,12 @@ for i = 1, n do
     several[i] = { algorithm, limit, window, cost, admits, remaining_now, reset_now, next_now, retry,
                    remaining_after, reset_after, next_after, delay, state, ttl, log_foreign, log_index, taken_ms,
                    taken_fraction, taken_given }
+    if not admits or not state_answers then
+      all_answer = false
+    elseif state_answers ~= true then
+      timed = true
+    end
+    state_answers = false
   end
 end
 
@@ -161,6 +172,8 @@ if n == 1 and not (admitted and admits) then
   return encode('<ddddd', 0, remaining_now, retry, reset_now, now)
 end
 
+-- several rules that all took, each state able to answer: the states are the reply, in order (then the time)
+local answering = several and admitted and all_answer
 local reply = several and {} or nil
 for i = 1, n do
   if several then
@@ -197,7 +210,9 @@ for i = 1, n do
     end
   end
   local o = #reply
-  if admitted and admits then
+  if answering then
+    reply[i] = state
+  elseif admitted and admits then
     reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 2, remaining_after, taken_ms, reset_after, next_after
     if algorithm == 5 then
       reply[o + 6], reply[o + 7], reply[o + 8] = delay, taken_fraction, taken_given
@@ -209,6 +224,15 @@ for i = 1, n do
   else
     reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 0, remaining_now, retry, reset_now
   end
+end
+if answering then
+  if timed then
+    if now ~= tail_at then
+      tail_at, tail = now, encode('<d', now)
+    end
+    reply[n + 1] = tail
+  end
+  return concat(reply)
 end
 reply[#reply + 1] = now
 return encode('<' .. string.rep('d', #reply), unpack(reply))

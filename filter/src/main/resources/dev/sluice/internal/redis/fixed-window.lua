@@ -64,7 +64,7 @@ else
     counted = (2251799813685248 - 2251799813685248 % window) / window
   end
   state, taken_ms, taken_fraction = encode('<Bdd', 1, at + after, counted), at + after, 0
-  state_answers = algorithm == 1 and not several and 'timed' -- the state, then the time: the reply (not a calendar's)
+  state_answers = algorithm == 1 and 'timed' -- the state, then the time: it can be the reply (not a calendar's)
 end
 --[[ #give-back ]]
 -- fixed-window (0: on a calendar): the count drops by the cost while it ends where the request left it

@@ -85,8 +85,8 @@ else
     local whole = (after - after % limit) / limit
     taken_ms, taken_fraction = now + whole, after - whole * limit
     state, ttl = encode('<BdI7I4I7', 6, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
-    state_answers = stamp == now and not several -- the state holds the time decided at and `after`: the reply
-    if not state_answers then
+    state_answers = stamp == now -- the state holds the time decided at and `after`: it can be the reply
+    if several or not state_answers then -- several rules: figures if another's state cannot answer
       x = cap - after
       remaining_after = (x - x % window) / window
       x = after - cap + (remaining_after + 1) * window

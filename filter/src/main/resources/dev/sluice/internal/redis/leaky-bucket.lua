@@ -101,8 +101,8 @@ else
     taken_ms, taken_fraction = now + whole, after - whole * limit
     state, ttl = encode('<BdI7I4I7', 5, stamp, (taken_ms - stamp) * limit + taken_fraction, limit, refunded), reset_after + MARGIN
     -- the state holds the time decided at and `after`, the queue after this request (its delay: less the cost)
-    state_answers = stamp == now and not several
-    if not state_answers then
+    state_answers = stamp == now -- it can be the reply
+    if several or not state_answers then -- several rules: figures if another's state cannot answer
       q = after -- the same figures for the queue after this request
       x = cap - q
       by_delay = 0

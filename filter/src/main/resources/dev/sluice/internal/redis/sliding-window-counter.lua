@@ -85,8 +85,8 @@ else
   admits, reset_after, delay = true, start + 2 * window - now, 0
   state, ttl = encode('<Bddd', 2, start + window, counted, previous), start + 2 * window - now + MARGIN
   taken_ms, taken_fraction = start + window, 0
-  state_answers = not several and 'timed' -- the state, then the time decided at: the reply, the figures the client's
-  if not state_answers then
+  state_answers = 'timed' -- the state, then the time decided at: it can be the reply, the figures the client's
+  if several then -- several rules: figures if another's state cannot answer
     x = quota - previous_units - counted * window
     remaining_after = (x - x % window) / window
     c = remaining_after + 1 -- at most limit: this request took at least one

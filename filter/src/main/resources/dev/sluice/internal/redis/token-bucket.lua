@@ -88,8 +88,8 @@ else
   local x = cap - left -- full again x / limit ms after `at`, had nothing else been taken
   admits, delay, reset_after = true, 0, skew + (x + -x % limit) / limit
   state, ttl = encode('<Bi7I6I7I7', 4, left, at, window, refunded), reset_after + MARGIN
-  state_answers = skew == 0 and not several -- the state holds the time decided at: the reply, the figures the client's
-  if not state_answers then
+  state_answers = skew == 0 -- the state holds the time decided at: it can be the reply, the figures the client's
+  if several or not state_answers then -- several rules: figures if another's state cannot answer
     taken_fraction, taken_given = x % limit, refunded
     taken_ms = at + (x - taken_fraction) / limit
     if left < 0 then

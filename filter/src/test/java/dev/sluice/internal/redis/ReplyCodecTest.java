@@ -207,58 +207,73 @@ class ReplyCodecTest {
     }
 
     /**
-     * The script's own check of the state reply: two keys go through the same decisions, one by requests of
-     * its rule alone (answered with the state where it can be), the other by requests of that rule and a
-     * second that never denies, on a third key (answered with figures, worked out by the fragment): random
-     * figures, costs, and times on an instance's clock that move on by up to a window and now and then back
-     * (a lagging instance). Each decision, read by this class from either shape, and each state written,
-     * must be the same.
+     * The script's own check of the state reply: two sets of keys go through the same decisions, one by
+     * requests of one or two rules (answered with their states where they can be), the other by requests
+     * of the same rules and a sliding-window log that never denies, on a key of its own (its state is a
+     * set: every rule answers with figures, worked out by the fragments): random figures, costs, and times
+     * on an instance's clock that move on by up to a window and now and then back (a lagging instance).
+     * Each decision, read by this class from either shape, and each state written, must be the same.
      */
     @Test
     void aTakeAnsweredWithItsStateIsDecidedAsTheSameTakeAnsweredWithFigures() {
         java.util.Random random = new java.util.Random(17);
-        Rule never = Rule.of("never", Algorithm.FIXED_WINDOW, 1_000_000, Duration.ofSeconds(1));
+        Rule never = Rule.of("never", Algorithm.SLIDING_WINDOW_LOG, 10_000, Duration.ofSeconds(1));
         String prefix = "sluice-test:reply-equal:" + System.nanoTime() + ":";
         List<Algorithm> algorithms = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER,
                 Algorithm.TOKEN_BUCKET, Algorithm.LEAKY_BUCKET, Algorithm.GCRA);
         java.util.Map<Algorithm, Integer> stateReplies = new java.util.EnumMap<>(Algorithm.class);
         java.util.Map<Algorithm, Integer> takes = new java.util.EnumMap<>(Algorithm.class);
+        int severalByState = 0;
+        int severalTook = 0;
         try {
-            for (int trial = 0; trial < 60; trial++) {
-                Algorithm algorithm = algorithms.get(trial % algorithms.size());
-                long limit = 1 + random.nextInt(trial % 2 == 0 ? 12 : 1000);
-                long windowMs = 1 + random.nextInt(trial % 3 == 0 ? 50 : 20_000);
-                Rule.Builder builder = Rule.builder("r" + trial).algorithm(algorithm).limit(limit)
-                        .window(Duration.ofMillis(windowMs));
-                if (!algorithm.isWindow()) builder.burst(1 + random.nextInt((int) limit * 2));
-                if (algorithm == Algorithm.LEAKY_BUCKET) builder.maxDelay(Duration.ofMillis(random.nextInt(3 * (int) windowMs + 1)));
-                Rule rule = builder.build();
-                byte[] alone = (prefix + trial + ":alone").getBytes(StandardCharsets.UTF_8);
-                byte[] paired = (prefix + trial + ":paired").getBytes(StandardCharsets.UTF_8);
-                byte[] other = (prefix + trial + ":other").getBytes(StandardCharsets.UTF_8);
+            for (int trial = 0; trial < 90; trial++) {
+                int n = trial < 60 ? 1 : 2; // then requests of two rules, every pair of algorithms
+                List<Rule> rules = new java.util.ArrayList<>();
+                for (int r = 0; r < n; r++) {
+                    rules.add(randomRule(random, "r" + trial + "-" + r,
+                            algorithms.get((r == 0 ? trial : trial / algorithms.size()) % algorithms.size()), trial + r));
+                }
+                List<byte[]> answering = new java.util.ArrayList<>();
+                List<byte[]> withFigures = new java.util.ArrayList<>();
+                for (int r = 0; r < n; r++) {
+                    answering.add((prefix + trial + ":state:" + r).getBytes(StandardCharsets.UTF_8));
+                    withFigures.add((prefix + trial + ":figures:" + r).getBytes(StandardCharsets.UTF_8));
+                }
+                withFigures.add((prefix + trial + ":never").getBytes(StandardCharsets.UTF_8));
+                long windowMs = rules.get(0).windowMillis();
                 long now = 1_764_500_000_000L + random.nextInt(1_000_000);
                 for (int i = 0; i < 40; i++) {
                     now += random.nextInt(8) == 0 ? -random.nextInt(1 + (int) windowMs) : random.nextInt(1 + (int) windowMs / 2);
-                    long cost = 1 + random.nextInt((int) Math.min(3, rule.burst()));
-                    byte[] one = new RequestCodec(RequestCodec.NOW_BYTES + RequestCodec.RULE_BYTES, now)
-                            .rule(RequestCodec.rule(rule), RequestCodec.Mode.ENFORCING, cost).bytes();
-                    byte[] two = new RequestCodec(RequestCodec.NOW_BYTES + 2 * RequestCodec.RULE_BYTES, now)
-                            .rule(RequestCodec.rule(rule), RequestCodec.Mode.ENFORCING, cost)
-                            .rule(RequestCodec.rule(never), RequestCodec.Mode.ENFORCING, 1).bytes();
-                    byte[] first = decideOne(alone, one);
-                    RuleDecision byState = new ReplyCodec(first).next(rule, cost, i, windowMs);
-                    RuleDecision byFigures = new ReplyCodec(decideOne(List.of(paired, other), two)).next(rule, cost, i, windowMs);
-                    String at = rule + ", request " + i + " at " + now + ", cost " + cost;
-                    assertThat(byState).as(at).isEqualTo(byFigures);
-                    assertThat(jedis.get(alone)).as(at + ": the state written").isEqualTo(jedis.get(paired));
-                    if (byState.taken()) takes.merge(algorithm, 1, Integer::sum);
+                    long[] costs = new long[n];
+                    RequestCodec one = new RequestCodec(RequestCodec.NOW_BYTES + n * RequestCodec.RULE_BYTES, now);
+                    RequestCodec more = new RequestCodec(RequestCodec.NOW_BYTES + (n + 1) * RequestCodec.RULE_BYTES, now);
+                    for (int r = 0; r < n; r++) {
+                        costs[r] = 1 + random.nextInt((int) Math.min(3, rules.get(r).burst()));
+                        one.rule(RequestCodec.rule(rules.get(r)), RequestCodec.Mode.ENFORCING, costs[r]);
+                        more.rule(RequestCodec.rule(rules.get(r)), RequestCodec.Mode.ENFORCING, costs[r]);
+                    }
+                    more.rule(RequestCodec.rule(never), RequestCodec.Mode.ENFORCING, 1);
+                    byte[] first = decideOne(answering, one.bytes());
+                    ReplyCodec byState = new ReplyCodec(first);
+                    ReplyCodec byFigures = new ReplyCodec(decideOne(withFigures, more.bytes()));
+                    String at = rules + ", request " + i + " at " + now + ", costs " + java.util.Arrays.toString(costs);
+                    boolean took = true;
+                    for (int r = 0; r < n; r++) {
+                        Rule rule = rules.get(r);
+                        RuleDecision d = byState.next(rule, costs[r], i, rule.windowMillis());
+                        assertThat(d).as(at).isEqualTo(byFigures.next(rule, costs[r], i, rule.windowMillis()));
+                        assertThat(jedis.get(answering.get(r))).as(at + ": the state written").isEqualTo(jedis.get(withFigures.get(r)));
+                        took &= d.taken();
+                        if (n == 1 && d.taken()) takes.merge(rule.algorithm(), 1, Integer::sum);
+                    }
+                    if (n > 1 && took) severalTook++;
                     if (first[0] != 0) {
-                        stateReplies.merge(algorithm, 1, Integer::sum);
-                        assertThat(byState.taken()).as(at + ": only a take is answered with its state").isTrue();
-                        assertThat(new ReplyCodec(first).decidedAt()).as(at).isEqualTo(now);
+                        assertThat(took).as(at + ": only a take from every rule is answered with states").isTrue();
+                        assertThat(byState.decidedAt()).as(at).isEqualTo(now);
+                        if (n == 1) stateReplies.merge(rules.get(0).algorithm(), 1, Integer::sum);
+                        else severalByState++;
                     }
                 }
-                jedis.del(alone, paired, other);
             }
         } finally {
             java.util.Set<String> left = jedis.keys(prefix + "*");
@@ -274,6 +289,18 @@ class ReplyCodecTest {
                         + taken).isGreaterThan(taken / 2).isLessThan(taken); // the others by figures: a lagging clock
             }
         }
+        assertThat(severalByState).as("requests of two rules answered with their states, of " + severalTook + " that took")
+                .isGreaterThan(severalTook / 2).isLessThan(severalTook);
+    }
+
+    /** A rule of {@code algorithm} with random figures: small limits or large, windows of a few ms or many. */
+    private static Rule randomRule(java.util.Random random, String name, Algorithm algorithm, int seed) {
+        long limit = 1 + random.nextInt(seed % 2 == 0 ? 12 : 1000);
+        long windowMs = 1 + random.nextInt(seed % 3 == 0 ? 50 : 20_000);
+        Rule.Builder builder = Rule.builder(name).algorithm(algorithm).limit(limit).window(Duration.ofMillis(windowMs));
+        if (!algorithm.isWindow()) builder.burst(1 + random.nextInt((int) limit * 2));
+        if (algorithm == Algorithm.LEAKY_BUCKET) builder.maxDelay(Duration.ofMillis(random.nextInt(3 * (int) windowMs + 1)));
+        return builder.build();
     }
 
     @Test
