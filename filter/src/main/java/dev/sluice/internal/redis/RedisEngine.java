@@ -281,7 +281,10 @@ public final class RedisEngine implements RateLimiter {
             RulePlan plan = plans.get(first.rule());
             ReplyCodec reply = new ReplyCodec(evaluate(List.of(plan.key(first.clientKey().value())), plan.onRedisClock));
             if (at != null) at[0] = reply.decidedAt();
-            return List.of(reply.next(plan.rule, first.cost(), ThreadLocalRandom.current().nextLong(), plan.rule.windowMillis()));
+            RuleDecision decision = reply.next(plan.rule, first.cost(), ThreadLocalRandom.current().nextLong(),
+                    plan.rule.windowMillis());
+            reply.end();
+            return List.of(decision);
         }
         RulePlan[] rulePlans = new RulePlan[n];
         RequestCodec.Mode[] modes = new RequestCodec.Mode[n];
@@ -341,6 +344,7 @@ public final class RedisEngine implements RateLimiter {
                     : windowOf(rule, bounds[i], decidedAt, around);
             decisions.add(reply.next(rule, acquisitions.get(i).cost(), token, windowMs));
         }
+        reply.end();
         if (at != null) {
             at[0] = decidedAt;
         }

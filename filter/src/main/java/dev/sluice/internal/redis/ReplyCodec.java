@@ -63,6 +63,8 @@ final class ReplyCodec {
 
     private final byte[] reply;
     private int at;
+    /** Whether a window's state was read: the time decided at follows the states. */
+    private boolean timed;
 
     ReplyCodec(byte[] reply) {
         this.reply = reply;
@@ -146,6 +148,7 @@ final class ReplyCodec {
             remaining = limit - (long) (double) DOUBLE.get(reply, s + 9);
             reset = next = end - now; // nothing comes back before the count ends
             takenMs = end;
+            timed = true;
         } else if (tag == SLIDING_WINDOW_COUNTER_STATE && algorithm == Algorithm.SLIDING_WINDOW_COUNTER
                 && s + (length = 25) <= reply.length - 8) {
             long window = rule.windowMillis();
@@ -164,6 +167,7 @@ final class ReplyCodec {
             }
             reset = start + 2 * window - now;
             takenMs = start + window;
+            timed = true;
         } else if (tag == LEAKY_BUCKET_STATE && algorithm == Algorithm.LEAKY_BUCKET && s + (length = 27) <= reply.length) {
             long now = (long) (double) DOUBLE.get(reply, s + 1);
             long after = unsigned(s + 9, 7); // the next free slot's lead on the time decided at, ms x limit
@@ -209,6 +213,20 @@ final class ReplyCodec {
         at = s + length;
         return new RuleDecision(rule, true, remaining, 0, reset, next, delay,
                 new RuleDecision.Take(takenMs, fraction, givenBack, token), RuleDecision.Source.REDIS, windowMs);
+    }
+
+    /**
+     * Checks that the rules read took the whole reply: all but its last 8 bytes, the time decided at, for a
+     * reply of figures or of states among which a window's; all of it for a reply of buckets' states.
+     *
+     * @throws IllegalStateException if not: the reply is not what decide.lua writes for these rules
+     */
+    void end() {
+        int expected = reply[0] == 0 || timed ? reply.length - 8 : reply.length;
+        if (at != expected) {
+            throw new IllegalStateException("decide.lua answered " + reply.length + " bytes, " + at
+                    + " read for its rules where " + expected + " were expected");
+        }
     }
 
     /** {@code a / b} rounded up, for {@code b > 0} (the script's {@code (a + -a % b) / b}). */

@@ -266,6 +266,9 @@ class ReplyCodecTest {
                         took &= d.taken();
                         if (n == 1 && d.taken()) takes.merge(rule.algorithm(), 1, Integer::sum);
                     }
+                    byState.end();
+                    byFigures.next(never, 1, i, never.windowMillis()); // the log's: figures
+                    byFigures.end();
                     if (n > 1 && took) severalTook++;
                     if (first[0] != 0) {
                         assertThat(took).as(at + ": only a take from every rule is answered with states").isTrue();
@@ -301,6 +304,31 @@ class ReplyCodecTest {
         if (!algorithm.isWindow()) builder.burst(1 + random.nextInt((int) limit * 2));
         if (algorithm == Algorithm.LEAKY_BUCKET) builder.maxDelay(Duration.ofMillis(random.nextInt(3 * (int) windowMs + 1)));
         return builder.build();
+    }
+
+    @Test
+    void theStatesOfSeveralRulesAreReadOneAfterTheOtherThenTheTime() {
+        // decide.lua, two rules that took: the bucket's state, the window's, then the time (a window's is among them)
+        ReplyCodec reply = reply("return encode('<Bi7I6I7I7', 4, 5927655, 1764500001000, 60000, 4)"
+                + " .. encode('<Bdd', 1, 1764500060000, 3) .. encode('<d', 1764500001000)");
+        assertThat(reply.decidedAt()).isEqualTo(1_764_500_001_000L);
+        assertThat(reply.next(BUCKET, 1, 7, 60_000).take()).isEqualTo(new RuleDecision.Take(1_764_500_001_723L, 45, 4, 7));
+        assertThat(reply.next(WINDOW, 1, 8, 60_000)).isEqualTo(new RuleDecision(WINDOW, true, 2, 0, 59_000, 59_000, 0,
+                new RuleDecision.Take(1_764_500_060_000L, 0, 0, 8), RuleDecision.Source.REDIS, 60_000));
+        reply.end();
+    }
+
+    @Test
+    void aReplyNotReadToItsEndIsAnError() {
+        // a window's state, then a bucket's, without the time the window needs: the window would read the bucket's last bytes
+        ReplyCodec noTime = reply("return encode('<Bdd', 1, 1764500060000, 3) .. encode('<Bi7I6I7I7', 4, 5927655, 1764500001000, 60000, 4)");
+        noTime.next(WINDOW, 1, 8, 60_000);
+        noTime.next(BUCKET, 1, 7, 60_000);
+        assertThatThrownBy(noTime::end).isInstanceOf(IllegalStateException.class).hasMessageContaining("45 bytes, 45 read");
+        // figures for two rules where the request had one
+        ReplyCodec more = reply("return encode('<dddd' .. 'dddd' .. 'd', 1, 99, 600, 600, 0, 3, 1500, 42000, 5)");
+        more.next(BUCKET, 1, 7, 60_000);
+        assertThatThrownBy(more::end).isInstanceOf(IllegalStateException.class).hasMessageContaining("32 read for its rules where 64");
     }
 
     @Test
