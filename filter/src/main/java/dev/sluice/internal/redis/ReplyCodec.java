@@ -75,7 +75,7 @@ final class ReplyCodec {
         return switch (reply[0]) {
             case TOKEN_BUCKET_STATE -> unsigned(8, 6);
             case GCRA_STATE, LEAKY_BUCKET_STATE -> (long) (double) DOUBLE.get(reply, 1);
-            default -> (long) (double) DOUBLE.get(reply, reply.length - 8);
+            default -> trailingTime();
         };
     }
 
@@ -144,7 +144,7 @@ final class ReplyCodec {
         int length;
         if (tag == FIXED_WINDOW_STATE && algorithm == Algorithm.FIXED_WINDOW && s + (length = 17) <= reply.length - 8) {
             long end = (long) (double) DOUBLE.get(reply, s + 1); // when the count ends
-            long now = (long) (double) DOUBLE.get(reply, reply.length - 8);
+            long now = trailingTime();
             remaining = limit - (long) (double) DOUBLE.get(reply, s + 9);
             reset = next = end - now; // nothing comes back before the count ends
             takenMs = end;
@@ -155,7 +155,7 @@ final class ReplyCodec {
             long start = (long) (double) DOUBLE.get(reply, s + 1) - window; // of the current count's window
             long counted = (long) (double) DOUBLE.get(reply, s + 9);
             long previous = (long) (double) DOUBLE.get(reply, s + 17);
-            long now = (long) (double) DOUBLE.get(reply, reply.length - 8);
+            long now = trailingTime();
             long previousUnits = previous * (window - (now > start ? now - start : 0)); // a lagging caller: at its start
             remaining = Math.floorDiv(limit * window - previousUnits - counted * window, window);
             long c = remaining + 1; // one more than now: when the weighted previous count has slid far enough
@@ -227,6 +227,11 @@ final class ReplyCodec {
             throw new IllegalStateException("decide.lua answered " + reply.length + " bytes, " + at
                     + " read for its rules where " + expected + " were expected");
         }
+    }
+
+    /** The time decided at that ends a reply of figures, or of states among which a window's. */
+    private long trailingTime() {
+        return (long) (double) DOUBLE.get(reply, reply.length - 8);
     }
 
     /** {@code a / b} rounded up, for {@code b > 0} (the script's {@code (a + -a % b) / b}). */

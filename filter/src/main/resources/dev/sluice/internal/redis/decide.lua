@@ -209,20 +209,22 @@ for i = 1, n do
       return encode('<dddddd', 2, remaining_after, taken_ms, reset_after, next_after, now)
     end
   end
-  local o = #reply
   if answering then
     reply[i] = state
-  elseif admitted and admits then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 2, remaining_after, taken_ms, reset_after, next_after
-    if algorithm == 5 then
-      reply[o + 6], reply[o + 7], reply[o + 8] = delay, taken_fraction, taken_given
-    elseif algorithm >= 4 then
-      reply[o + 6], reply[o + 7] = taken_fraction, taken_given
-    end
-  elseif admits then
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 1, remaining_now, reset_now, next_now
   else
-    reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 0, remaining_now, retry, reset_now
+    local o = #reply
+    if admitted and admits then
+      reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4], reply[o + 5] = 2, remaining_after, taken_ms, reset_after, next_after
+      if algorithm == 5 then
+        reply[o + 6], reply[o + 7], reply[o + 8] = delay, taken_fraction, taken_given
+      elseif algorithm >= 4 then
+        reply[o + 6], reply[o + 7] = taken_fraction, taken_given
+      end
+    elseif admits then
+      reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 1, remaining_now, reset_now, next_now
+    else
+      reply[o + 1], reply[o + 2], reply[o + 3], reply[o + 4] = 0, remaining_now, retry, reset_now
+    end
   end
 end
 if answering then
