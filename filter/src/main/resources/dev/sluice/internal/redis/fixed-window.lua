@@ -72,6 +72,6 @@ if stored and #stored == 17 then
   local tag, ends, count = decode('<Bdd', stored)
   if tag == 1 and ends == taken_ms and count > 0 then
     count = count > cost and count - cost or 0
-    call('SETRANGE', key, 0, encode('<Bdd', 1, ends, count))
+    call('SETRANGE', key, '0', encode('<Bdd', 1, ends, count))
   end
 end

@@ -130,7 +130,7 @@ if stored and #stored == 27 then
       end
     end
     if back_ms then
-      call('SETRANGE', key, 0, encode('<BdI7I4I7', algorithm, stamp, (back_ms - stamp) * limit + back_remainder, scale,
+      call('SETRANGE', key, '0', encode('<BdI7I4I7', algorithm, stamp, (back_ms - stamp) * limit + back_remainder, scale,
           refunded))
     end
   end

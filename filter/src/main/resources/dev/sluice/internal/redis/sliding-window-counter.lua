@@ -110,6 +110,6 @@ if stored and #stored == 25 then
     else
       previous = previous > cost and previous - cost or 0
     end
-    call('SETRANGE', key, 0, encode('<Bddd', 2, ends, current, previous))
+    call('SETRANGE', key, '0', encode('<Bddd', 2, ends, current, previous))
   end
 end

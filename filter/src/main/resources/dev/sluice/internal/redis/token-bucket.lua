@@ -126,6 +126,6 @@ if stored and #stored == 28 then
       end
     end
     units = units + refund
-    call('SETRANGE', key, 0, encode('<Bi7I6I7I7', 4, units, stamp, scale, refunded))
+    call('SETRANGE', key, '0', encode('<Bi7I6I7I7', 4, units, stamp, scale, refunded))
   end
 end

@@ -265,6 +265,32 @@ class RedisEngineTest {
     }
 
     @Test
+    void aLogWrittenBy01CountsAndTimesItsEntriesAsTheEnginesOwn() {
+        // 0.1 logged members as decimal numbers (eight digits are as long as a member of today's, which the
+        // script reads the entry's time from): such an entry's time is its score
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule rule = Rule.of("log", Algorithm.SLIDING_WINDOW_LOG, 5, Duration.ofMinutes(1));
+        String old = engine.key(rule, ClientKey.parse("old"));
+        long t0 = clock.millis();
+        String[] members = {"12345678", "7", "40000123"};
+        for (int i = 0; i < members.length; i++) {
+            jedis.zadd(old, t0 + 10_000L * i, members[i]);
+            clock.set(t0 + 10_000L * i);
+            assertThat(ask(engine, rule, "new", 1).allowed()).isTrue();
+        }
+        long[][] steps = {{30_000, 1}, {30_000, 2}, {25_000, 1}, {65_000, 1}, {65_000, 1}}; // the third: a clock behind the log
+        List<Boolean> allowed = new java.util.ArrayList<>();
+        for (long[] step : steps) {
+            clock.set(t0 + step[0]);
+            RuleDecision fresh = ask(engine, rule, "new", step[1]);
+            assertThat(ask(engine, rule, "old", step[1])).as("at +%d ms, cost %d", step[0], step[1]).isEqualTo(fresh);
+            allowed.add(fresh.allowed());
+        }
+        assertThat(allowed).containsExactly(true, false, true, true, false);
+        assertThat(jedis.zcard(old)).isEqualTo(5);
+    }
+
+    @Test
     void aGiveBackOfSeveralRulesIsOneScriptCall() {
         try (RedisProcess own = RedisProcess.start(); JedisPooled ownJedis = new JedisPooled(URI.create(own.url()))) {
             RedisEngine engine = new RedisEngine(ownJedis, prefix, false, clock, false);

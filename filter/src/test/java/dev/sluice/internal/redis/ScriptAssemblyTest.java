@@ -36,11 +36,11 @@ class ScriptAssemblyTest {
                     .as("concurrency's release").isEqualTo(1);
             assertThat(count(script, "members[j] = encode('>I6I2', taken_ms, count - removed - j)"))
                     .as("the log's give-back").isEqualTo(1);
-            assertThat(count(script, "call('SETRANGE', key, 0, encode('<Bdd', 1, ends, count))"))
+            assertThat(count(script, "call('SETRANGE', key, '0', encode('<Bdd', 1, ends, count))"))
                     .as("the fixed window's give-back").isEqualTo(1);
-            assertThat(count(script, "call('SETRANGE', key, 0, encode('<Bddd', 2, ends, current, previous))"))
+            assertThat(count(script, "call('SETRANGE', key, '0', encode('<Bddd', 2, ends, current, previous))"))
                     .as("the counter's give-back").isEqualTo(1);
-            assertThat(count(script, "call('SETRANGE', key, 0, encode('<Bi7I6I7I7', 4, units, stamp, scale, refunded))"))
+            assertThat(count(script, "call('SETRANGE', key, '0', encode('<Bi7I6I7I7', 4, units, stamp, scale, refunded))"))
                     .as("the token bucket's give-back").isEqualTo(1);
             assertThat(count(script, "call('ZADD', key, format('%d', taken_ms), state)")).as("concurrency's write").isEqualTo(1);
             assertThat(count(script, "args[2 * j] = encode('>I6I2', state, log_index + logged + j - 1)"))
