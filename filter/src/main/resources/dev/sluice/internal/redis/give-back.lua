@@ -37,7 +37,7 @@ if mode == 5 or void > now + ONCE_MS then
 end
 local once = KEYS[base + n + i]
 call('ZREMRANGEBYSCORE', once, '-inf', format('(%d', now))
-if call('ZADD', once, 'NX', void, string.sub(tokens, 8 * i - 7, 8 * i)) == 0 then
+if call('ZADD', once, 'NX', format('%d', void), string.sub(tokens, 8 * i - 7, 8 * i)) == 0 then
   taken_ms = nil -- given back before: this is the same give-back again
 elseif call('PTTL', once) < void - now + MARGIN then
   call('PEXPIRE', once, format('%d', void - now + MARGIN))
