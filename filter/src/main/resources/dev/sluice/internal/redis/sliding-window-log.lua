@@ -28,9 +28,17 @@ if not log_foreign and newest[1] then
   if newest >= now then
     at, log_index = newest, nil -- entries at the logged time already: count them when writing
   end
-  from = format('(%d', at - window)
-  in_window = call('ZCOUNT', key, from, '+inf')
-  if in_window > 0 then
+  if newest > at - window then -- else every entry has left the window
+    if limit > 16 and limit <= 128 then
+      -- a set of up to 128 entries is a listpack (Redis's default zset-max-listpack-entries), which a count
+      -- by score walks from the oldest entry: those that left the window are few, those in it up to 128
+      local left = format('%d', at - window)
+      in_window = call('ZCARD', key) - call('ZCOUNT', key, '-inf', left)
+      from = '(' .. left
+    else
+      from = format('(%d', at - window)
+      in_window = call('ZCOUNT', key, from, '+inf')
+    end
     reset_now = newest + window - now
   end
 end
