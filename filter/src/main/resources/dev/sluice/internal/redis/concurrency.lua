@@ -42,7 +42,8 @@ if log_foreign then
 end
 call('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
 call('ZADD', key, format('%d', taken_ms), state)
-if call('PTTL', key) < ttl then
+-- no other slot held (the trim emptied the set, or left this take's own slot, taken again): its lease is the key's
+if remaining_now == limit or call('PTTL', key) < ttl then
   call('PEXPIRE', key, format('%d', ttl))
 end
 --[[ #give-back ]]

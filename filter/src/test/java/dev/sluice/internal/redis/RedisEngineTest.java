@@ -152,6 +152,22 @@ class RedisEngineTest {
     }
 
     @Test
+    void aSlotsKeyLivesAsLongAsItsLatestLeaseAndNoLonger() {
+        RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
+        Rule longLease = Rule.builder("slots").algorithm(Algorithm.CONCURRENCY).limit(3).lease(Duration.ofSeconds(60)).build();
+        Rule shortLease = Rule.builder("slots").algorithm(Algorithm.CONCURRENCY).limit(3).lease(Duration.ofSeconds(5)).build();
+        String key = engine.key(longLease, ClientKey.parse("a"));
+        assertThat(ask(engine, longLease, "a", 1).allowed()).isTrue();
+        assertThat(ask(engine, shortLease, "a", 1).allowed()).as("a plan of a shorter lease").isTrue();
+        assertThat(jedis.pttl(key)).as("the first slot's lease still runs").isGreaterThan(50_000L);
+
+        clock.advance(60_001); // both leases ended (the script's clock): the next slot is the only one held
+        assertThat(ask(engine, shortLease, "a", 1).allowed()).isTrue();
+        assertThat(jedis.zcard(key)).isEqualTo(1);
+        assertThat(jedis.pttl(key)).as("its lease and the margin").isBetween(1L, 6_000L);
+    }
+
+    @Test
     void aGiveBackTooLateToChangeAnythingKeepsItsOnceKeyForAtMostAWindowAndASecond() {
         RedisEngine engine = new RedisEngine(jedis, prefix, false, clock, false);
         Rule rule = Rule.of("late", Algorithm.FIXED_WINDOW, 10, Duration.ofSeconds(10));
