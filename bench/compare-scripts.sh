@@ -14,6 +14,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 . bench/free-port.sh # free_port
+. bench/counted-redis.sh # counted_redis, under_process_command
 BEFORE=$1
 AFTER=${2:-filter/src/main/resources/dev/sluice/internal/redis}
 ROUNDS=${ROUNDS:-3}; N=${N:-5000}; W=${W:-500}
@@ -28,24 +29,14 @@ assemble() { awk -v dir="$1" -v main=decide-one.lua -f bench/assemble.awk; }
 count() {
   local script port pid sha out=$2 big="1000000000 1000000 1000000000 1000000 1" # big: never denied
   script=$(assemble "$1")
-  port=$(free_port)
-  valgrind --tool=callgrind --callgrind-out-file="$WORK/out.%p" redis-server --port "$port" --bind 127.0.0.1 \
-    --save '' --appendonly no --hz 1 >/dev/null 2>&1 &
-  pid=$!
-  for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
-  sha=$(redis-cli -p "$port" script load "$script")
+  counted_redis "$WORK" "$script"
   request() { perl -e 'my $s = pack("d<", -1); while (@ARGV) { $s .= pack("CC", shift @ARGV, shift @ARGV) . pack("d<5", splice(@ARGV, 0, 5)) } print $s' "$@" > "$WORK/arg"; }
-  under_process_command() { # dumps the counts since the last dump; processCommand's inclusive instructions
-    callgrind_control -d "$pid" >/dev/null 2>&1; sleep 0.5
-    callgrind_annotate --inclusive=yes --threshold=100 "$(ls -t "$WORK"/out."$pid".* | head -1)" 2>/dev/null \
-      | grep ':processCommand ' | head -1 | awk '{gsub(",", "", $1); print $1}'
-  }
   measure() { # name keys... (the request in $WORK/arg)
     local name=$1 c; shift
     redis-cli -p "$port" -r "$W" -x evalsha "$sha" $# "$@" < "$WORK/arg" >/dev/null 2>&1
-    under_process_command >/dev/null
+    under_process_command "$WORK" >/dev/null
     redis-cli -p "$port" -r "$N" -x evalsha "$sha" $# "$@" < "$WORK/arg" >/dev/null 2>&1
-    c=$(under_process_command)
+    c=$(under_process_command "$WORK")
     echo "$name $(( c / N ))" >> "$out"
   }
   request 4 0 $big; measure token-bucket 'k:{tb}'

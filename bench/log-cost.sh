@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/free-port.sh # free_port
+. bench/counted-redis.sh # counted_redis, under_process_command
 LUA=${1:-filter/src/main/resources/dev/sluice/internal/redis}
 LIMITS=${LIMITS:-10 20 50 100 128 1000}; STEP=${STEP:-10}; N=${N:-2000}; W=${W:-500}
 command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
@@ -50,18 +51,11 @@ echo "|---:|---:|---:|"
 for limit in $LIMITS; do
   window=$(( limit * STEP * 8 / 10 ))
   [ "$limit" -ge 10000 ] && window=3600000 # as bench/guard.sh counts the log: nothing leaves the window
-  port=$(free_port)
-  valgrind --tool=callgrind --callgrind-out-file="$WORK/out.%p" redis-server --port "$port" --bind 127.0.0.1 \
-    --save '' --appendonly no --hz 1 >/dev/null 2>&1 &
-  pid=$!
-  for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
-  sha=$(redis-cli -p "$port" script load "$script")
+  counted_redis "$WORK" "$script"
   drive "$port" "$sha" 0 "$W" "$limit" "$window" "$STEP" || { kill "$pid"; exit 1; }
-  callgrind_control -d "$pid" >/dev/null 2>&1; sleep 0.5
+  under_process_command "$WORK" >/dev/null
   drive "$port" "$sha" "$W" "$N" "$limit" "$window" "$STEP" || { kill "$pid"; exit 1; }
-  callgrind_control -d "$pid" >/dev/null 2>&1; sleep 0.5
-  c=$(callgrind_annotate --inclusive=yes --threshold=100 "$(ls -t "$WORK"/out."$pid".* | head -1)" 2>/dev/null \
-    | grep ':processCommand ' | head -1 | awk '{gsub(",", "", $1); print $1}')
+  c=$(under_process_command "$WORK")
   entries=$(redis-cli -p "$port" zcard 'k:{log}')
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   wait "$pid" || true
