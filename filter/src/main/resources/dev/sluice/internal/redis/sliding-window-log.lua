@@ -14,7 +14,7 @@ index of the first entry (nil: count the entries already at that time).
 -- first 6 bytes; a member logged by 0.1 (a decimal number, its first byte a digit, where a time's is
 -- below 48 until the year 3600) holds no time, its score does
 local function logged_at(member)
-  if string.byte(member) < 48 then
+  if (string.byte(member) or 48) < 48 then -- (an empty member, which no Sluice writes: by its score)
     return (decode('>I6', member))
   end
   return call('ZSCORE', key, member) + 0
