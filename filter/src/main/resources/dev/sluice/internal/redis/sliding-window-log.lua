@@ -12,9 +12,9 @@ index of the first entry (nil: count the entries already at that time).
 ]]
 -- an entry's time, from its member (the reply spares the score's text and its parsing): the member's
 -- first 6 bytes; a member logged by 0.1 (a decimal number, its first byte a digit, where a time's is
--- below 48 until the year 3600) holds no time, its score does
+-- below 48 until the year 3600), or any other that is not 8 bytes, holds no time: its score does
 local function logged_at(member)
-  if (string.byte(member) or 48) < 48 then -- (an empty member, which no Sluice writes: by its score)
+  if #member == 8 and string.byte(member) < 48 then
     return (decode('>I6', member))
   end
   return call('ZSCORE', key, member) + 0
