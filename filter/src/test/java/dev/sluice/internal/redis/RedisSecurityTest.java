@@ -1,5 +1,11 @@
 package dev.sluice.internal.redis;
 
+import dev.sluice.key.ClientKey;
+import dev.sluice.limiter.Acquisition;
+import dev.sluice.limiter.Algorithm;
+import dev.sluice.limiter.Decision;
+import dev.sluice.limiter.Rule;
+import dev.sluice.limiter.Settlement;
 import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedisSettings;
 import dev.sluice.testing.TestTls;
@@ -85,6 +91,65 @@ class RedisSecurityTest {
                         .satisfies(e -> assertThat(e.toString()).doesNotContain("wrong"));
             }
         }
+    }
+
+    /**
+     * The README's {@code redis.user} row promises the commands a user needs and gives the ACL that grants
+     * them and no more: every kind of call Sluice makes (each algorithm's decision, a denial, a sliding-window
+     * log whose count takes another command, several rules at once, give-backs, a charge, a slot taken,
+     * renewed and released, Redis's clock), made as a user with exactly that ACL, succeeds.
+     */
+    @Test
+    void theReadmesAclGrantsEverythingTheScriptsRun() throws Exception {
+        String readme = java.nio.file.Files.readString(readme());
+        java.util.regex.Matcher acl = java.util.regex.Pattern.compile("`ACL SETUSER sluice ([^`]+)`").matcher(readme);
+        assertThat(acl.find()).as("the README's ACL").isTrue();
+        String[] rules = acl.group(1).replace("\\|", "|").split(" ");
+        try (RedisProcess server = RedisProcess.start()) {
+            try (Jedis admin = new Jedis("127.0.0.1", server.port())) {
+                admin.aclSetUser("sluice", rules);
+            }
+            try (redis.clients.jedis.JedisPooled jedis = new redis.clients.jedis.JedisPooled(
+                    java.net.URI.create("redis://sluice:secret@127.0.0.1:" + server.port()))) {
+                for (boolean redisClock : new boolean[] {false, true}) {
+                    RedisEngine engine = new RedisEngine(jedis, "rl:", redisClock, dev.sluice.limiter.Clock.SYSTEM, false);
+                    ClientKey client = ClientKey.parse("ip=192.0.2.7");
+                    List<Acquisition> every = new java.util.ArrayList<>();
+                    for (Algorithm algorithm : Algorithm.values()) {
+                        Rule.Builder builder = Rule.builder("acl-" + algorithm.id() + redisClock).algorithm(algorithm).limit(50);
+                        if (algorithm == Algorithm.LEAKY_BUCKET) builder.maxDelay(Duration.ofMinutes(1)); // a queue: more than one admitted
+                        Rule rule = (algorithm.isConcurrency() ? builder : builder.window(Duration.ofMinutes(1))).build();
+                        every.add(new Acquisition(rule, client));
+                        Acquisition one = new Acquisition(rule, client);
+                        for (int i = 0; i < 3; i++) { // each after the last: a state (a log's entries, a slot) there
+                            Decision d = engine.decide(List.of(one));
+                            assertThat(d.allowed()).as(algorithm.id()).isTrue();
+                            if (i == 2) engine.settle(List.of(Settlement.giveBack(one, d.rules().get(0))));
+                        }
+                        if (algorithm.isConcurrency()) {
+                            Decision held = engine.decide(List.of(one));
+                            assertThat(engine.renew(List.of(one), held.rules())).containsExactly(true);
+                        }
+                    }
+                    Decision all = engine.decide(every);
+                    assertThat(all.allowed()).isTrue();
+                    Rule charged = Rule.builder("acl-charged" + redisClock).algorithm(Algorithm.TOKEN_BUCKET).limit(50)
+                            .window(Duration.ofMinutes(1)).build();
+                    Acquisition estimate = new Acquisition(charged, client, 5);
+                    engine.settle(List.of(Settlement.ofActualCost(estimate, engine.decide(List.of(estimate)).rules().get(0), 60)));
+                    assertThat(engine.decide(List.of(new Acquisition(charged, client))).allowed()).as("charged past the limit").isFalse();
+                }
+            }
+        }
+    }
+
+    private static java.nio.file.Path readme() {
+        for (java.nio.file.Path dir = java.nio.file.Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            if (java.nio.file.Files.exists(dir.resolve("README.md")) && java.nio.file.Files.exists(dir.resolve("filter"))) {
+                return dir.resolve("README.md");
+            }
+        }
+        throw new IllegalStateException("README.md not found above " + java.nio.file.Path.of("").toAbsolutePath());
     }
 
     private static List<Throwable> causes(Throwable t) {
