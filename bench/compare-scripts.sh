@@ -18,7 +18,6 @@ cd "$(dirname "$0")/.."
 BEFORE=$1
 AFTER=${2:-filter/src/main/resources/dev/sluice/internal/redis}
 ROUNDS=${ROUNDS:-3}; N=${N:-5000}; W=${W:-500}
-command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 CASES="token-bucket fixed-window sliding-window-counter leaky-bucket gcra token-bucket-denied two-rules-one-denies three-rules"
 

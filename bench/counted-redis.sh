@@ -3,7 +3,8 @@
 # the timer's work is not the calls'; no persistence), its output files in DIR, and loads SCRIPT:
 # sets port, pid and sha. under_process_command DIR dumps the counts since the last dump and prints
 # the instructions under processCommand (the script, the commands it calls, its reply) since then.
-# Needs bench/free-port.sh sourced first.
+# Needs bench/free-port.sh sourced first; installs valgrind from Debian when it is missing.
+command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 counted_redis() {
   port=$(free_port)
   valgrind --tool=callgrind --callgrind-out-file="$1/out.%p" redis-server --port "$port" --bind 127.0.0.1 \

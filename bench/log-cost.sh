@@ -17,7 +17,6 @@ cd "$(dirname "$0")/.."
 . bench/counted-redis.sh # counted_redis, under_process_command
 LUA=${1:-filter/src/main/resources/dev/sluice/internal/redis}
 LIMITS=${LIMITS:-10 20 50 100 128 1000}; STEP=${STEP:-10}; N=${N:-2000}; W=${W:-500}
-command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 script=$(awk -v dir="$LUA" -v main=decide-one.lua -f bench/assemble.awk)
 

@@ -1,10 +1,9 @@
 package dev.sluice.config;
 
+import dev.sluice.testing.Readme;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -53,31 +52,23 @@ class ConfigKeysDocumentationTest {
         return rows;
     }
 
-    private static String doc() throws IOException {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path doc = dir.resolve("README.md");
-            if (Files.exists(doc) && Files.exists(dir.resolve("filter"))) return Files.readString(doc);
-        }
-        throw new AssertionError("README.md not found above " + Path.of("").toAbsolutePath());
-    }
-
     @Test
     void everyGlobalKeyIsDocumentedInOrderAndNothingElse() throws IOException {
         List<String> expected = new ArrayList<>();
         expected.add(ConfigKeys.CONFIG);
         expected.addAll(ConfigKeys.GLOBAL);
-        assertThat(rows(section(doc(), "### Global keys")).keySet()).containsExactlyElementsOf(expected);
+        assertThat(rows(section(Readme.text(), "### Global keys")).keySet()).containsExactlyElementsOf(expected);
     }
 
     @Test
     void everyRuleKeyIsDocumentedInOrderAndNothingElse() throws IOException {
-        assertThat(rows(section(doc(), "### Rule keys")).keySet()).containsExactlyElementsOf(ConfigKeys.RULE_DOCUMENTED);
+        assertThat(rows(section(Readme.text(), "### Rule keys")).keySet()).containsExactlyElementsOf(ConfigKeys.RULE_DOCUMENTED);
     }
 
     @Test
     void everyDocumentedGlobalDefaultIsTheLoadersDefault() throws IOException {
         List<String> wrong = new ArrayList<>();
-        rows(section(doc(), "### Global keys")).forEach((key, documented) -> {
+        rows(section(Readme.text(), "### Global keys")).forEach((key, documented) -> {
             if (!key.equals(ConfigKeys.CONFIG)) wrong.addAll(problems(key, documented, key, this::globalKey));
         });
         assertThat(wrong).isEmpty();
@@ -86,7 +77,7 @@ class ConfigKeysDocumentationTest {
     @Test
     void everyDocumentedRuleDefaultIsTheLoadersDefault() throws IOException {
         List<String> wrong = new ArrayList<>();
-        rows(section(doc(), "### Rule keys")).forEach((key, documented) ->
+        rows(section(Readme.text(), "### Rule keys")).forEach((key, documented) ->
                 wrong.addAll(problems(key, documented, ruleKey(key), this::ruleKey)));
         assertThat(wrong).isEmpty();
     }

@@ -6,6 +6,7 @@ import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.Settlement;
+import dev.sluice.testing.Readme;
 import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedisSettings;
 import dev.sluice.testing.TestTls;
@@ -101,7 +102,7 @@ class RedisSecurityTest {
      */
     @Test
     void theReadmesAclGrantsEverythingTheScriptsRun() throws Exception {
-        String readme = java.nio.file.Files.readString(readme());
+        String readme = Readme.text();
         java.util.regex.Matcher acl = java.util.regex.Pattern.compile("`ACL SETUSER sluice ([^`]+)`").matcher(readme);
         assertThat(acl.find()).as("the README's ACL").isTrue();
         String[] rules = acl.group(1).replace("\\|", "|").split(" ");
@@ -141,15 +142,6 @@ class RedisSecurityTest {
                 }
             }
         }
-    }
-
-    private static java.nio.file.Path readme() {
-        for (java.nio.file.Path dir = java.nio.file.Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            if (java.nio.file.Files.exists(dir.resolve("README.md")) && java.nio.file.Files.exists(dir.resolve("filter"))) {
-                return dir.resolve("README.md");
-            }
-        }
-        throw new IllegalStateException("README.md not found above " + java.nio.file.Path.of("").toAbsolutePath());
     }
 
     private static List<Throwable> causes(Throwable t) {
