@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -83,7 +84,7 @@ import java.util.jar.JarFile;
  * <pre>java -Dsluice.bench.redis=redis://127.0.0.1:PORT -cp benchmarks.jar dev.sluice.bench.TomcatDistribution \
  *     --home bench/target/dist/apache-tomcat-11.0.24 --lib bench/target/tomcat-webapp-lib --out DIR \
  *     [--variants none,unmatched,local,redis,floor] [--connections 32,64] [--rounds 3] [--seconds 5] \
- *     [--warmup 4] [--wrk-script bench/wrk/report.lua] [--profile libasyncProfiler.so] [--profile-seconds 10] \
+ *     [--warmup 4] [--warmup-rounds 4] [--warmup-within 0.10] [--wrk-script bench/wrk/report.lua] [--profile libasyncProfiler.so] [--profile-seconds 10] \
  *     [--profile-variants unmatched,local,redis,floor] [--allocation 20000] [--allocation-warmup 60000] \
  *     [--allocation-rounds 3] [--keep]</pre>
  * {@code --keep} leaves each Tomcat's {@code CATALINA_BASE} (its logs) under {@code DIR/tomcat/}; a
@@ -112,6 +113,9 @@ public final class TomcatDistribution {
     private final int rounds;
     private final int seconds;
     private final int warmup;
+    private final int warmupRounds;
+    private final double warmupWithin;
+    private final List<String> warmupRates = new ArrayList<>();
     private final Path wrkScript;
     private final Path profiler;
     private final int profileSeconds;
@@ -137,6 +141,9 @@ public final class TomcatDistribution {
         rounds = Integer.parseInt(a.getOrDefault("--rounds", "3"));
         seconds = Integer.parseInt(a.getOrDefault("--seconds", "5"));
         warmup = Integer.parseInt(a.getOrDefault("--warmup", "4"));
+        warmupRounds = Integer.parseInt(a.getOrDefault("--warmup-rounds", "4"));
+        warmupWithin = Double.parseDouble(a.getOrDefault("--warmup-within", "0.10"));
+        if (warmupRounds < 1) throw new IllegalArgumentException("--warmup-rounds: at least 1");
         wrkScript = Path.of(a.getOrDefault("--wrk-script", "bench/wrk/report.lua")).toAbsolutePath();
         profiler = a.containsKey("--profile") ? Path.of(a.get("--profile")).toAbsolutePath() : null;
         profileSeconds = Integer.parseInt(a.getOrDefault("--profile-seconds", "10"));
@@ -176,10 +183,7 @@ public final class TomcatDistribution {
                 log("%s: %s on 127.0.0.1:%d (pid %d)", i.variant, product(), i.port, i.pid);
             }
             if (allocationRequests > 0) allocation(instances.values());
-            for (Instance i : rounds == 0 ? List.<Instance>of() : instances.values()) {
-                log("%s: warming up %d s", i.variant, warmup);
-                Wrk.run(null, i.url(), 64, warmup);
-            }
+            if (rounds > 0) warmUp(instances.values());
             loadBefore = ProcCpu.loadAverage();
             try (Jedis admin = rounds == 0 ? null : BenchRedis.admin()) {
                 for (int round = 1; round <= rounds; round++) {
@@ -212,6 +216,31 @@ public final class TomcatDistribution {
         }
         log("wrote %s", md);
         if (profiler != null) profile();
+    }
+
+    /**
+     * Warms every variant up round-robin, {@code --warmup} seconds of {@code wrk -c64} each per round,
+     * until one round finds every variant's rate within {@code --warmup-within} of its rate in the
+     * round before (at least two rounds, at most {@code --warmup-rounds}). The Tomcats start at once and
+     * compile their hot paths while the others run: a fixed few seconds each left the first measured
+     * round's rates 20-50% low on a busy host (BENCHMARKS.md), which a median of three then carried.
+     */
+    private void warmUp(Collection<Instance> instances) throws IOException, InterruptedException {
+        Map<String, Double> last = new LinkedHashMap<>();
+        for (int round = 1; round <= warmupRounds; round++) {
+            boolean steady = round > 1;
+            List<String> rates = new ArrayList<>();
+            for (Instance i : instances) {
+                double rps = Wrk.run(wrkScript, i.url(), 64, warmup).rps();
+                Double before = last.put(i.variant, rps);
+                steady &= before != null && Math.abs(rps / before - 1) <= warmupWithin;
+                rates.add(String.format(Locale.ROOT, "%s %,.0f", i.variant, rps));
+            }
+            warmupRates.add(String.join(", ", rates));
+            log("warm-up round %d: %s req/s", round, String.join(", ", rates));
+            if (steady) return;
+        }
+        log("warm-up: rates still moving by more than %.0f%% after %d rounds; measuring anyway", 100 * warmupWithin, warmupRounds);
     }
 
     private Run measure(Jedis admin, Instance i, int c, int round) throws IOException, InterruptedException {
@@ -381,12 +410,13 @@ public final class TomcatDistribution {
         w.printf(Locale.ROOT, "### HTTP on the %s distribution: `wrk -t2 -cN -d%ds`, median of %d runs (min..max), round-robin%n%n",
                 product(), seconds, rounds);
         w.printf(Locale.ROOT, "Each variant its own Tomcat (`bin/catalina.sh run`, the stock `conf/`, `server.xml` changed in its ports "
-                + "only, Tomcat's default JVM options), all started first, %d s of `wrk -c64` each to warm up, then the runs "
-                + "round-robin over concurrencies and variants. wrk, Tomcat and Redis share the machine's cores. Load average "
+                + "only, Tomcat's default JVM options), all started first, then warmed up round-robin, %d s of `wrk -c64` each "
+                + "per round, until every variant's rate was within %.0f%% of its rate in the round before (%d rounds at most; "
+                + "the rates, req/s: %s), then the runs round-robin over concurrencies and variants. wrk, Tomcat and Redis share the machine's cores. Load average "
                 + "when the runs began: %s; when they ended: %s. CPU per request: the Tomcat JVM's (`/proc/PID/stat`) and "
                 + "Redis's (`INFO cpu`) over the run divided by wrk's requests; bytes: allocated by all of the Tomcat JVM's "
                 + "threads per request (HotSpot's per-thread counters); machine: the share of all cores busy during the run.%n%n",
-                warmup, loadBefore, loadAfter);
+                warmup, 100 * warmupWithin, warmupRounds, String.join("; ", warmupRates), loadBefore, loadAfter);
         w.println("| variant | connections | requests/s | spread | p50 (µs) | p99 (µs) | Tomcat CPU per request (µs) | Redis CPU per request (µs) | bytes allocated per request | non-2xx, socket errors | Sluice fallbacks, Redis timeouts | machine busy |");
         w.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (int c : connections) {
