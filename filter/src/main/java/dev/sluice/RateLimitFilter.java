@@ -375,7 +375,7 @@ public class RateLimitFilter implements Filter {
                 DelayedAdmission.ThreadHold hold = held.holdThread(admitted.delayMs, state.setup.config.maxHeldRequests(), response);
                 if (hold == DelayedAdmission.ThreadHold.AT_CAPACITY) {
                     if (!response.isCommitted() && request.getDispatcherType() != DispatcherType.INCLUDE) response.resetBuffer();
-                    refuseHeldAtCapacity(state.setup, response, admitted);
+                    state.refuse(refuseHeldAtCapacity(state.setup, response, admitted), null);
                     return;
                 }
                 if (hold == DelayedAdmission.ThreadHold.ANSWERED) {
@@ -432,13 +432,22 @@ public class RateLimitFilter implements Filter {
             }
         }
 
+        Binding[] bindings = s.bindings;
+        if (state.refusal != null) {
+            // a rule that refused this client request refuses every later dispatch it matches, as it refused the
+            // first (an include after a refused include, a forward after it): the same answer, nothing decided again
+            for (int i = 0; i < bindings.length; i++) {
+                if (state.refused(i) && bindings[i].matcher.matches(method, path)) return state.refusal;
+            }
+        }
+
         // most requests have one rule: it goes as a list of one, its figures alone, without lists to grow
+        state.startDecision();
         Acquisition one = null;
         Figures oneFigures = null;
         List<Acquisition> acquisitions = null;
         List<Figures> figures = null;
         boolean completes = false; // whether a rule of the request has anything to do once it is complete
-        Binding[] bindings = s.bindings;
         for (int i = 0; i < bindings.length; i++) {
             Binding b = bindings[i];
             if (state.decided(i) || !b.matcher.matches(method, path)) continue;
@@ -483,13 +492,17 @@ public class RateLimitFilter implements Filter {
             return completion == null && decision.delayMs() <= 0 ? Admitted.AT_ONCE
                     : new Admitted(completion, decision.delayMs(), acquisitions, decision);
         }
+        Refused refused;
         if (decision.unavailable()) {
             long retryAfter = RateLimitHeaders.retryAfterSeconds(unavailableRetryMs(decision));
-            return new Refused(HttpServletResponse.SC_SERVICE_UNAVAILABLE, retryAfter,
+            refused = new Refused(HttpServletResponse.SC_SERVICE_UNAVAILABLE, retryAfter,
                     QuotaExceededProblem.unavailableBody(decision, retryAfter));
+        } else {
+            long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMs());
+            refused = new Refused(s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
         }
-        long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.retryAfterMs());
-        return new Refused(s.statusCode, retryAfter, QuotaExceededProblem.body(decision, s.statusCode, retryAfter));
+        state.refuse(refused, decision);
+        return refused;
     }
 
     /** Whether a shadow rule would have denied the request ({@link Decision#shadowDenied()}, without a list). */
@@ -511,33 +524,80 @@ public class RateLimitFilter implements Filter {
      * whose dispatchers it decides itself (a {@link GatedRequest} that is its own gate).
      */
     private final class ClientRequest extends GatedRequest implements GatedRequest.Gate {
+        private static final byte DECIDED = 1, NOW = 2, REFUSED = 4;
         final Setup setup;
-        /** Per binding of {@link #setup}: whether that rule has decided this request (or counted it exempt). */
+        /** Per binding of {@link #setup} (a bit each): whether that rule has decided this request (or counted it exempt). */
         private long decided;
-        /** The same for bindings from the 65th on, if there are so many; else null. */
-        private final boolean[] decidedBeyond;
+        /** The bindings marked decided for the decision being made. */
+        private long decidedNow;
+        /** The bindings whose rules were in a refused decision: each refuses the later dispatches it matches. */
+        private long refusedBy;
+        /** The same three for bindings from the 65th on ({@link #DECIDED}, {@link #NOW}, {@link #REFUSED}), if there are so many; else null. */
+        private final byte[] beyond;
         private boolean resolved;
         private ClientAddress client;
         boolean exempt;
         private List<Completion> later;
         private boolean firstDispatchDone;
+        /** The first refusal of this client request, or null: what a later dispatch its rules match is answered. */
+        Refused refusal;
 
         ClientRequest(HttpServletRequest request, Setup setup) {
             super(request);
             this.setup = setup;
-            this.decidedBeyond = setup.bindings.length > Long.SIZE ? new boolean[setup.bindings.length] : null;
+            this.beyond = setup.bindings.length > Long.SIZE ? new byte[setup.bindings.length] : null;
         }
 
         boolean decided(int binding) {
-            return binding < Long.SIZE ? (decided & 1L << binding) != 0 : decidedBeyond[binding];
+            return binding < Long.SIZE ? (decided & 1L << binding) != 0 : (beyond[binding] & DECIDED) != 0;
         }
 
+        /** {@code binding}'s rule decides this request, in the decision being made. */
         void markDecided(int binding) {
             if (binding < Long.SIZE) {
                 decided |= 1L << binding;
+                decidedNow |= 1L << binding;
             } else {
-                decidedBeyond[binding] = true;
+                beyond[binding] |= DECIDED | NOW;
             }
+        }
+
+        /**
+         * The decision of the bindings marked decided since {@link #startDecision} refused this client
+         * request with {@code refused}: each rule that denied it (every rule of it when {@code decision} is
+         * null: Redis was away, or too many requests were held) refuses it the same way wherever it
+         * dispatches next. A rule that admitted took nothing, a refused request taking nothing: it has not
+         * decided this client request, and decides the next dispatch it matches.
+         */
+        void refuse(Refused refused, Decision decision) {
+            if (refusal == null) refusal = refused;
+            List<RuleDecision> rules = decision == null || decision.unavailable() ? null : decision.rules();
+            int k = 0; // the acquisitions were made in the order of their bindings
+            for (int i = 0, n = setup.bindings.length; i < n; i++) {
+                boolean now = i < Long.SIZE ? (decidedNow & 1L << i) != 0 : (beyond[i] & NOW) != 0;
+                if (!now) continue;
+                RuleDecision r = rules == null ? null : rules.get(k);
+                k++;
+                boolean denied = r == null || !r.allowed() && !r.rule().dryRun();
+                if (i < Long.SIZE) {
+                    if (denied) refusedBy |= 1L << i; else decided &= ~(1L << i);
+                } else {
+                    beyond[i] = (byte) (denied ? beyond[i] | REFUSED : beyond[i] & ~DECIDED);
+                }
+            }
+            startDecision();
+        }
+
+        /** A decision begins: the bindings it marks decided are its own. */
+        void startDecision() {
+            decidedNow = 0;
+            if (beyond != null) {
+                for (int i = 0; i < beyond.length; i++) beyond[i] &= ~NOW;
+            }
+        }
+
+        boolean refused(int binding) {
+            return binding < Long.SIZE ? (refusedBy & 1L << binding) != 0 : (beyond[binding] & REFUSED) != 0;
         }
 
         @Override
@@ -599,7 +659,7 @@ public class RateLimitFilter implements Filter {
      * once, as a full queue refuses it, naming the rules that would have held it, and what its rules
      * took given back (a refused request takes nothing; its concurrency slots are released).
      */
-    private void refuseHeldAtCapacity(Setup s, HttpServletResponse response, Admitted admitted) throws IOException {
+    private Refused refuseHeldAtCapacity(Setup s, HttpServletResponse response, Admitted admitted) throws IOException {
         List<Acquisition> acquisitions = admitted.acquisitions;
         Decision decision = admitted.decision;
         List<Acquisition> took = new ArrayList<>(acquisitions.size());
@@ -616,7 +676,9 @@ public class RateLimitFilter implements Filter {
         sluice.giveBack(took, taken);
         sluice.recorder().recordHeldRefused();
         long retryAfter = RateLimitHeaders.retryAfterSeconds(decision.delayMs());
-        respond(response, new Refused(s.statusCode, retryAfter, QuotaExceededProblem.body(delaying, s.statusCode, retryAfter)));
+        Refused refused = new Refused(s.statusCode, retryAfter, QuotaExceededProblem.body(delaying, s.statusCode, retryAfter));
+        respond(response, refused);
+        return refused;
     }
 
     /**

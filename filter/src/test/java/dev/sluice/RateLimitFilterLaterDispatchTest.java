@@ -11,6 +11,8 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
@@ -180,6 +182,100 @@ class RateLimitFilterLaterDispatchTest {
                 Thread.interrupted();
             }
             assertThat(filter.sluice().metrics().getSlotsHeld()).as("the request is over: its slot is free").isZero();
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    /**
+     * frag: 1 per hour on /fragment/**; any: 3 per hour on /fragment/** and /other/**; one count for all clients;
+     * after {@code fillers} rules that match nothing (64: frag and any are the 65th and 66th, past a long's bits).
+     */
+    private static RateLimitFilter fragments(int fillers) throws Exception {
+        Map<String, String> params = FakeServlet.params("backend", "local",
+                "rule.frag.algorithm", "fixed-window", "rule.frag.limit", "1", "rule.frag.window", "1h",
+                "rule.frag.match", "/fragment/**", "rule.frag.key", "global",
+                "rule.any.algorithm", "fixed-window", "rule.any.limit", "3", "rule.any.window", "1h",
+                "rule.any.match", "/fragment/**, /other/**", "rule.any.key", "global");
+        StringBuilder rules = new StringBuilder();
+        for (int i = 0; i < fillers; i++) {
+            rules.append("filler").append(i).append(',');
+            params.put("rule.filler" + i + ".limit", "1");
+            params.put("rule.filler" + i + ".window", "1h");
+            params.put("rule.filler" + i + ".match", "/never-" + i);
+        }
+        params.put("rules", rules + "frag,any");
+        RateLimitFilter filter = new RateLimitFilter();
+        filter.init(FakeServlet.filterConfig("review-refused", params));
+        return filter;
+    }
+
+    /** A client request to /page whose servlet runs {@code page}; the dispatch targets record their paths in {@code ran}. */
+    private static String page(RateLimitFilter filter, List<String> ran, FilterChain page) throws Exception {
+        Raw raw = new Raw("/page");
+        raw.target = (rq, rs) -> ran.add((String) rq.getAttribute("target"));
+        Map<String, String> r = new HashMap<>();
+        filter.doFilter(raw.request, FakeServlet.response(r), page);
+        return r.getOrDefault("status", "200");
+    }
+
+    private static void include(ServletRequest rq, ServletResponse rs, String path) throws java.io.IOException,
+            jakarta.servlet.ServletException {
+        rq.setAttribute("target", path);
+        ((HttpServletRequest) rq).getRequestDispatcher(path).include(rq, rs);
+    }
+
+    /**
+     * Found by an attacker's review of 0.3: a page including three fragments under a spent limit had the first
+     * refused and ran the other two, uncounted (the rule had "decided" the client request).
+     */
+    @ParameterizedTest(name = "after {0} other rules")
+    @ValueSource(ints = {0, 64})
+    void aRuleThatRefusedADispatchRefusesEveryLaterDispatchItMatches(int fillers) throws Exception {
+        RateLimitFilter filter = fragments(fillers);
+        try {
+            List<String> ran = new ArrayList<>();
+            page(filter, ran, (rq, rs) -> include(rq, rs, "/fragment/a"));
+            assertThat(ran).containsExactly("/fragment/a");
+
+            ran.clear();
+            page(filter, ran, (rq, rs) -> {
+                include(rq, rs, "/fragment/a");
+                include(rq, rs, "/fragment/b");
+                rq.setAttribute("target", "/fragment/c");
+                ((HttpServletRequest) rq).getRequestDispatcher("/fragment/c").forward(rq, rs);
+            });
+            assertThat(ran).as("frag refused this client request: none of its paths runs").isEmpty();
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    /**
+     * A refused request takes nothing: a rule that admitted in the refused decision has not counted the client request,
+     * so the next dispatch it matches is decided and counted, neither refused for the other rule nor let through free.
+     */
+    @ParameterizedTest(name = "after {0} other rules")
+    @ValueSource(ints = {0, 64})
+    void aRuleThatAdmittedInARefusedDecisionDecidesTheNextDispatchItMatches(int fillers) throws Exception {
+        RateLimitFilter filter = fragments(fillers);
+        try {
+            List<String> ran = new ArrayList<>();
+            page(filter, ran, (rq, rs) -> include(rq, rs, "/fragment/a")); // frag 1 -> 0, any 3 -> 2
+
+            ran.clear();
+            page(filter, ran, (rq, rs) -> {
+                include(rq, rs, "/fragment/a"); // frag denies; any admitted, took nothing
+                include(rq, rs, "/other/x");    // any decides here: 2 -> 1
+            });
+            assertThat(ran).as("any has quota left and did not refuse").containsExactly("/other/x");
+
+            ran.clear();
+            page(filter, ran, (rq, rs) -> include(rq, rs, "/other/y")); // any 1 -> 0
+            assertThat(ran).containsExactly("/other/y");
+            ran.clear();
+            page(filter, ran, (rq, rs) -> include(rq, rs, "/other/z"));
+            assertThat(ran).as("/other/x counted once: any is spent").isEmpty();
         } finally {
             filter.destroy();
         }

@@ -159,8 +159,11 @@ public final class RequestMatcher {
                 throw invalid(raw, "the path pattern must start with /");
             }
             String[] parts = pattern.substring(1).split("/", -1);
-            Segment[] segments = new Segment[parts.length];
-            for (int i = 0; i < parts.length; i++) {
+            // a pattern's one trailing slash is dropped, as a path's is when matched: /users/*/password-reset/
+            // names /users/alice/password-reset too, as the literal /login/ names /login
+            int n = parts.length > 1 && parts[parts.length - 1].isEmpty() ? parts.length - 1 : parts.length;
+            Segment[] segments = new Segment[n];
+            for (int i = 0; i < n; i++) {
                 if (parts[i].isEmpty() && i < parts.length - 1) {
                     throw invalid(raw, "the path pattern has an empty segment (//)");
                 }

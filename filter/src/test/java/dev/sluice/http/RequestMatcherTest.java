@@ -43,6 +43,21 @@ class RequestMatcherTest {
         assertThat(matcher("/*").matches("GET", "/")).isTrue();
     }
 
+    /** Found by a second attacker's review of 0.3: a wildcard pattern written with a slash missed the path without it. */
+    @Test
+    void patternWithStarsAndATrailingSlashMatchesThePathWithOrWithoutIt() {
+        RequestMatcher reset = matcher("POST /users/*/password-reset/");
+        assertThat(reset.matches("POST", "/users/alice/password-reset")).as("no bypass by leaving the slash out").isTrue();
+        assertThat(reset.matches("POST", "/users/alice/password-reset/")).isTrue();
+        assertThat(reset.matches("POST", "/users/alice/password-reset//")).as("one slash only, as a literal").isFalse();
+        assertThat(reset.matches("POST", "/users/alice/password-reset/x")).isFalse();
+        assertThat(matcher("/api/*/").matches("GET", "/api/42")).isTrue();
+        assertThat(matcher("/api/*/").matches("GET", "/api/42/x")).isFalse();
+        assertThat(matcher("/api/**/").matches("GET", "/api/a/b")).isTrue();
+        assertThat(matcher("/api/*/").toString()).as("the entry keeps its text").contains("/api/*/");
+        assertThatThrownBy(() -> matcher("/api/*//")).hasMessageContaining("empty segment");
+    }
+
     @Test
     void patternWithoutStarMatchesNothingElse() {
         RequestMatcher login = matcher("/login");

@@ -103,6 +103,7 @@ public final class FakeServlet {
                     case "getHeader" -> into.get((String) args[0]);
                     case "setContentType", "setContentLength" -> null;
                     case "getOutputStream" -> DISCARD;
+                    case "resetBuffer" -> null; // nothing is buffered
                     case "flushBuffer" -> into.put("committed", "true");
                     case "isCommitted" -> into.containsKey("committed");
                     default -> throw new UnsupportedOperationException(method.getName());
