@@ -749,6 +749,8 @@ public final class ApproximateEngine implements AutoCloseable {
         long sendingStart = NONE;
         long sendingCurrent;
         long sendingPrevious;
+        /** The length of the window sent ({@link Series#length}): a calendar window's own. */
+        long sendingLength;
         long pendingStart = NONE;
         long pendingCurrent;
         long pendingPrevious;
@@ -860,14 +862,22 @@ public final class ApproximateEngine implements AutoCloseable {
             pendingPrevious = 0;
             if (key == null) key = series.key(clientKey);
             // a calendar window's own length: sync.lua names the stored window by its end less this
-            return new CountExchange.Delta(key, series.algorithm, series.length(sendingStart), sendingStart, sendingCurrent,
+            sendingLength = series.length(sendingStart);
+            return new CountExchange.Delta(key, series.algorithm, sendingLength, sendingStart, sendingCurrent,
                     sendingPrevious);
         }
 
         /** The sync's reply: the fleet's counts now include what was sent. */
         void acknowledge(CountExchange.Counts counts) {
             unsynced = false;
-            syncedStart = counts.windowStart();
+            long start = counts.windowStart();
+            if (series.calendar != null && start != NONE) {
+                // sync.lua names the key's window by its end less the length sent, which is another window's
+                // when the key's is longer or shorter (the 25-hour day after a 24-hour one, March after
+                // February): named by the calendar instead, from its end
+                start = series.start(start + sendingLength - 1);
+            }
+            syncedStart = start;
             syncedCurrent = counts.current();
             syncedPrevious = counts.previous();
             sendingStart = NONE;

@@ -13,6 +13,8 @@ import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import redis.clients.jedis.JedisPooled;
 
 import java.net.URI;
@@ -82,6 +84,48 @@ class ApproximateCalendarTest {
             assertThat(next.allowed()).isTrue();
             assertThat(next.rules().get(0).remaining()).isEqualTo(9);
             assertThat(next.rules().get(0).windowMs()).isEqualTo(24 * 3_600_000L);
+        } finally {
+            jedis.del(prefix + "{daily:k}");
+        }
+    }
+
+    /**
+     * Found in a review of 0.3's calendar windows: an instance whose last sync of a window went after another's
+     * first sync of the next, longer one (the 25-hour day after a 24-hour day, May after April) took the fleet's
+     * window to start an hour (a day) late, sync.lua naming it by its end less the instance's own window; its
+     * next counts, sent in that window "not begun", were dropped: 9 counted of the 10 admitted.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+            "a day of 25 hours after one of 24, P1D, 2026-10-25T00:00:01+02:00, 2026-10-24T23:59:59+02:00, 2026-10-25T00:00:30+02:00",
+            "May after April, P1M, 2027-05-01T00:00:01+02:00, 2027-04-30T23:59:59+02:00, 2027-05-01T00:00:30+02:00",
+            "March after February, P1M, 2027-03-01T00:00:01+01:00, 2027-02-28T23:59:59+01:00, 2027-03-01T00:00:30+01:00",
+            "a day of 23 hours after one of 24, P1D, 2027-03-28T00:00:01+01:00, 2027-03-27T23:59:59+01:00, 2027-03-28T00:00:30+01:00"})
+    void anInstanceLateIntoALongerOrShorterWindowCountsInTheFleetsWindow(String what, String period, String bAt, String aAt,
+                                                                         String aLater) {
+        String prefix = TestRedis.uniquePrefix("approx-calendar-late");
+        Rule.Builder builder = Rule.builder("daily").algorithm(Algorithm.FIXED_WINDOW).limit(10)
+                .calendar(ZoneId.of("Europe/Berlin")).sync(Duration.ofSeconds(1));
+        Rule rule = (period.equals("P1D") ? builder.window(Duration.ofDays(1)) : builder.window(java.time.Period.parse(period)))
+                .build();
+        List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("k")));
+        ManualClock bClock = new ManualClock(ms(bAt));
+        ManualClock aClock = new ManualClock(ms(aAt)); // 2 s behind b: its window is the one before
+        try (ApproximateEngine a = instance(aClock, prefix, "a"); ApproximateEngine b = instance(bClock, prefix, "b")) {
+            for (int i = 0; i < 8; i++) assertThat(b.decide(request).allowed()).isTrue();
+            assertThat(b.sync()).isTrue(); // the key: 8 in the new window
+            assertThat(a.decide(request).allowed()).isTrue(); // a's last request of the window before
+            assertThat(a.sync()).isTrue(); // dropped (a window over); a learns the fleet's count
+            aClock.set(ms(aLater));
+            assertThat(a.decide(request).allowed()).isTrue(); // 9 of 10 in the new window
+            assertThat(a.sync()).isTrue();
+
+            bClock.set(ms(aLater) + 30_000);
+            RedisEngine exact = new RedisEngine(jedis, prefix, false, bClock, false);
+            RuleDecision e = exact.decide(List.of(new Acquisition(rule.toBuilder().sync(Duration.ZERO).build(),
+                    ClientKey.parse("k")))).rules().get(0);
+            assertThat(e.allowed()).isTrue();
+            assertThat(e.remaining()).as("the fleet's 9 of the window, then this one: 0 left").isEqualTo(0);
         } finally {
             jedis.del(prefix + "{daily:k}");
         }
