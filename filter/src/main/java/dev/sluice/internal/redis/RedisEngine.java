@@ -84,8 +84,9 @@ import java.util.regex.Pattern;
  * the previous, current and next window around its estimate of the script's clock (the instance's
  * clock, corrected by how far Redis's {@code TIME} was from it at the last reply), computed once per
  * window; the script counts in the one that holds its time. When that time is outside them (a clock
- * far from Redis's, before the first reply), the rule decides at the estimate instead, and the engine
- * logs it (at most once a minute).
+ * far from Redis's, before the first reply), the script still decides at its time, in the count
+ * running then or else in a window of the sent current window's length from its time (stricter than
+ * the zone's, never looser), and the engine logs it (at most once a minute).
  *
  * <p><b>Failures.</b> Connection failures, timeouts and Redis refusing to run the script (OOM,
  * READONLY, LOADING, BUSY...) surface as {@link LimiterUnavailableException}, flagged as a
@@ -354,7 +355,8 @@ public final class RedisEngine implements RateLimiter {
     /**
      * The length of the calendar window the script decided {@code rule} in, having decided at
      * {@code decidedAt}: the window holding that time, or when it fell outside the boundaries sent,
-     * the one holding the time they were computed around (fixed-window.lua), which is logged.
+     * the length of the one holding the time they were computed around, which the script counted from
+     * its time (fixed-window.lua), logged.
      */
     private long windowOf(Rule rule, CalendarBounds sent, long decidedAt, long around) {
         if (sent.holds(decidedAt)) {
@@ -364,7 +366,8 @@ public final class RedisEngine implements RateLimiter {
         long t = System.currentTimeMillis();
         if ((last == Long.MIN_VALUE || t - last >= LOG_INTERVAL_MS) && lastClockWarning.compareAndSet(last, t)) {
             log.warn("Redis's clock ({}) is outside the calendar windows this instance computed around {} for rule {}"
-                    + " ({}): decided in the window holding this instance's time; the next decisions use Redis's",
+                    + " ({}): decided at Redis's time in the count running then, or in a window of this instance's current"
+                    + " length from it; the next decisions use windows around Redis's time",
                     Instant.ofEpochMilli(decidedAt), Instant.ofEpochMilli(around), rule.name(), rule.calendar());
         }
         return sent.lengthAt(around);

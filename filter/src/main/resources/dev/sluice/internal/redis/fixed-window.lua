@@ -11,19 +11,21 @@ taken ms, fraction, given back): the time the
 instance computed them around (its estimate of Redis's clock), then four window boundaries b0 < b1
 < b2 < b3 (the previous, current and next calendar window), which the instance computes from the
 zone's rules; the request's window is the one holding `now`. When `now` is outside [b0, b3) (an
-instance's clock far from Redis's), the rule decides at the instance's time instead, so that its
-windows stay those of the zone; RedisEngine sees it from the reply's time and logs it.
+instance's clock far from Redis's, before a reply corrected its estimate), the rule still decides at
+`now`: in the count that applies then, else in a window of the instance's current length from `now`
+(it ends later than the zone's would: stricter, never looser), so that no count is dropped early nor
+written to end far from Redis's clock; RedisEngine sees it from the reply's time and logs it.
 ]]
-local at, window_end = now, nil -- when this rule decides, the end of its window
+local at, window_end = now, nil -- when this rule decides, the end of its window (nil: see above)
+local own_length -- a calendar window's length when `now` is outside the boundaries sent
 if algorithm == 0 then
-  local around, b0, b1, b2, b3
+  local around, b0, b1, b2, b3 -- around: the instance's estimate of `now`, which the boundaries hold
   around, b0, b1, b2, b3, pos = decode('<ddddd', request, pos)
   if now < b0 or now >= b3 then
-    at = around
-  end
-  if at < b1 then
+    own_length = b2 - b1
+  elseif now < b1 then
     window_end = b1
-  elseif at < b2 then
+  elseif now < b2 then
     window_end = b2
   else
     window_end = b3
@@ -49,7 +51,7 @@ if cost > limit and not force then
 elseif count + cost > limit and not force then
   admits, retry = false, ends - at
 else
-  local after = window_end -- the end of this request's window
+  local after = window_end or ends or at + own_length -- the end of this request's window
   if ends and ends > after then
     after = ends
   end

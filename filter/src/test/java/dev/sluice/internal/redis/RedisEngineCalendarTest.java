@@ -78,8 +78,13 @@ class RedisEngineCalendarTest {
         assertThat(denied.retryAfterMs()).as("until midnight in Berlin").isEqualTo(day.endMs() - third.atMillis());
     }
 
+    /**
+     * An instance ten days behind Redis's clock, before any reply corrected its estimate: its windows hold
+     * no time of Redis's. The script decides at Redis's time all the same, in an hour from it (the
+     * instance's hour being of no use), logs it, and the next call counts in the same count, in Redis's hour.
+     */
     @Test
-    void anInstanceWhoseClockIsFarFromRedissDecidesInItsOwnWindowOnceLogsItAndThenFollowsRedis() {
+    void anInstanceWhoseClockIsFarFromRedissDecidesAtRedissTimeLogsItAndThenFollowsRedis() {
         long redisNow = TestRedis.timeMillis(jedis);
         ManualClock clock = new ManualClock(redisNow - Duration.ofDays(10).toMillis()); // ten days behind
         RedisEngine redis = new RedisEngine(jedis, TestRedis.uniquePrefix("calendar-far"), true, clock, false);
@@ -94,18 +99,52 @@ class RedisEngineCalendarTest {
             throw new AssertionError(e);
         }
         RuleDecision d = first.value().decision().rules().get(0);
-        CalendarWindows.Window own = hourly.calendar().windowAt(clock.millis());
+        long at = first.value().atMillis();
         assertThat(d.allowed()).isTrue();
-        assertThat(d.take().ms()).as("counted in the instance's hour, ten days ago on Redis's clock").isEqualTo(own.endMs());
-        assertThat(d.resetMs()).isEqualTo(own.endMs() - clock.millis());
+        assertThat(d.take().ms()).as("counted at Redis's time, for an hour from it").isEqualTo(at + 3_600_000L);
+        assertThat(d.resetMs()).isEqualTo(3_600_000L);
+        long ttl = jedis.pttl(redis.key(hourly, client));
+        assertThat(ttl).as("the key ends an hour from Redis's time, not in the instance's past").isBetween(3_598_000L, 3_601_000L);
         assertThat(first.text()).contains("Redis's clock").contains("outside the calendar windows").contains("hourly");
 
         RedisEngine.Timed second = redis.decideTimed(List.of(new Acquisition(hourly, client, 1)));
-        CalendarWindows.Window redisHour = hourly.calendar().windowAt(second.atMillis());
         RuleDecision s = second.decision().rules().get(0);
-        assertThat(s.take().ms()).as("Redis's hour, from the reply's time on").isEqualTo(redisHour.endMs());
-        assertThat(s.remaining()).as("the count of a window long over is not carried").isEqualTo(4);
-        assertThat(s.resetMs()).isEqualTo(redisHour.endMs() - second.atMillis());
+        assertThat(s.remaining()).as("the first request counted, in the count running at Redis's time").isEqualTo(3);
+        assertThat(s.take().ms()).as("that count runs to its end, or Redis's hour's if later")
+                .isEqualTo(Math.max(at + 3_600_000L, hourly.calendar().windowAt(second.atMillis()).endMs()));
+        CalendarWindows.Window redisHour = hourly.calendar().windowAt(second.atMillis());
         assertThat((redisHour.startMs() / 60_000) % 60).as("an hour in Kolkata starts at :30 UTC").isEqualTo(30);
+    }
+
+    /**
+     * Found in a review of 0.3's calendar windows: an instance days ahead of Redis's clock, at its first call,
+     * decided at its own time: it dropped the client's spent count (a fresh quota at once) and wrote a count, and a
+     * key, ending days after Redis's time.
+     */
+    @Test
+    void anInstanceDaysAheadNeitherForgetsTheCountNorMovesItIntoTheFuture() {
+        String prefix = TestRedis.uniquePrefix("calendar-ahead");
+        Rule daily = Rule.builder("daily").algorithm(Algorithm.FIXED_WINDOW).limit(2).calendar(ZoneId.of("UTC"))
+                .window(Duration.ofDays(1)).build();
+        ClientKey client = ClientKey.parse("carol");
+        List<Acquisition> request = List.of(new Acquisition(daily, client, 1));
+        RedisEngine good = new RedisEngine(jedis, prefix, true, Clock.SYSTEM, false);
+        assertThat(good.decide(request).allowed()).isTrue();
+        assertThat(good.decide(request).allowed()).isTrue();
+        assertThat(good.decide(request).allowed()).as("today's 2 are spent").isFalse();
+
+        long redisNow = TestRedis.timeMillis(jedis);
+        long todayEnd = daily.calendar().windowAt(redisNow).endMs();
+        RedisEngine fast = new RedisEngine(jedis, prefix, true, new ManualClock(redisNow + Duration.ofDays(3).toMillis()), false);
+        RuleDecision d;
+        try {
+            d = StandardError.during(() -> fast.decide(request)).value().rules().get(0);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        assertThat(d.allowed()).as("the client spent today's quota on Redis's clock").isFalse();
+        assertThat(d.retryAfterMs()).as("until today's end on Redis's clock").isBetween(todayEnd - redisNow - 2_000, todayEnd - redisNow);
+        assertThat(jedis.pttl(fast.key(daily, client))).as("the key still ends at today's end (plus a second)")
+                .isLessThanOrEqualTo(todayEnd - redisNow + 1000);
     }
 }
