@@ -133,10 +133,13 @@ public final class ApproximateLimiter implements RateLimiter {
                 // Redis away and a closed rule: not evaluated, as the failure handling reports open rules then
                 out.add(new RuleDecision(a.rule(), true, 0, 0, 0, 0, RuleDecision.Source.UNAVAILABLE));
             } else if (p.remaining() >= a.cost()) {
-                out.add(new RuleDecision(a.rule(), true, p.remaining(), 0, p.resetMs(), p.resetMs(), 0, p.source()));
+                // the window the probe was decided in: a calendar rule's own length (w), not the rule's longest
+                out.add(new RuleDecision(a.rule(), true, p.remaining(), 0, p.resetMs(), p.resetMs(), 0, null, p.source(),
+                        p.windowMs()));
             } else {
                 long wait = Math.max(1, p.resetMs());
-                out.add(new RuleDecision(a.rule(), false, p.remaining(), wait, p.resetMs(), wait, 0, p.source()));
+                out.add(new RuleDecision(a.rule(), false, p.remaining(), wait, p.resetMs(), wait, 0, null, p.source(),
+                        p.windowMs()));
             }
         }
         return Decision.of(out);

@@ -202,4 +202,32 @@ class ApproximateLimiterTest {
         Decision held = redis.decide(request(exports));
         assertThat(held.rules().get(0).remaining()).as("no slot was taken by the denied request").isEqualTo(1);
     }
+
+    /**
+     * Found in a review of 0.3's calendar windows: when an approximate rule denied, an exact calendar rule of the
+     * request, only probed, showed the longest month's {@code w} (31 days) in February.
+     */
+    @Test
+    void anExactCalendarRuleProbedAfterAnApproximateDenialShowsItsWindowsLength() {
+        ManualClock clock = new ManualClock(java.time.OffsetDateTime.parse("2027-02-10T12:00+01:00").toInstant().toEpochMilli());
+        Rule burst = Rule.builder("burst").algorithm(Algorithm.FIXED_WINDOW).limit(1)
+                .window(Duration.ofMinutes(1)).sync(Duration.ofMillis(100)).build();
+        Rule monthly = Rule.builder("monthly").algorithm(Algorithm.FIXED_WINDOW).limit(100)
+                .calendar(java.time.ZoneId.of("Europe/Berlin")).window(java.time.Period.ofMonths(1)).build();
+        ApproximateEngine engine = new ApproximateEngine(clock, true, new FleetCounts(clock), "t:", 100, false, () -> "t");
+        FailoverLimiter failover = new FailoverLimiter(new LocalEngine(clock, 100), new LocalEngine(clock, 100),
+                new SluiceConfig.BreakerSettings(3, Duration.ofSeconds(1), Duration.ofSeconds(8)), "test");
+        ApproximateLimiter limiter = new ApproximateLimiter(failover, failover, engine);
+        ClientKey client = ClientKey.parse("ip=203.0.113.7");
+        List<Acquisition> request = List.of(new Acquisition(burst, client), new Acquisition(monthly, client));
+
+        Decision admitted = limiter.decide(request);
+        assertThat(admitted.allowed()).isTrue();
+        assertThat(admitted.rules().get(1).windowMs()).as("February 2027 when admitted").isEqualTo(28 * 86_400_000L);
+
+        Decision denied = limiter.decide(request); // burst denies: monthly is only probed
+        assertThat(denied.allowed()).isFalse();
+        assertThat(denied.rules().get(1).windowMs()).as("February 2027 (w=2419200) when burst denies")
+                .isEqualTo(28 * 86_400_000L);
+    }
 }
