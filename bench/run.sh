@@ -43,7 +43,7 @@
 #        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
 #        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
-#        TOMCAT_WARMUP=3 TOMCAT_WARMUP_ROUNDS=4   # the distribution's warm-up: rounds round-robin until every rate is within 10% of its last
+#        TOMCAT_WARMUP=3 TOMCAT_WARMUP_ROUNDS=3   # the distribution's warm-up: rounds round-robin until every rate is within 10% of its last
 #        bench/run.sh guard settle    # issue 16: a slot's and a settlement's cost, counted and timed (79 s)
 #        ALLOC_REQUESTS=20000 ALLOC_ROUNDS=3 ALLOC_WARMUP=60000 bench/run.sh alloc   # its defaults
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_ALLOC=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1 / SKIP_SETTLE=1
@@ -282,7 +282,7 @@ if part tomcat && [ -z "${SKIP_TOMCAT:-}" ]; then
   java -Dsluice.bench.redis="$REDIS_URL" -cp "$JAR" dev.sluice.bench.TomcatDistribution --home "$TOMCAT_HOME" \
     --lib "$ROOT/bench/target/tomcat-webapp-lib" --wrk-script "$ROOT/bench/wrk/report.lua" --out "$OUT" \
     --variants "${tv// /,}" --connections "${TOMCAT_CONNECTIONS:-32,64}" --rounds "${TOMCAT_ROUNDS:-3}" \
-    --seconds "${TOMCAT_SECONDS:-5}" --warmup "${TOMCAT_WARMUP:-3}" --warmup-rounds "${TOMCAT_WARMUP_ROUNDS:-4}" ${PROFILE:+--profile "$ASYNC_PROFILER"} \
+    --seconds "${TOMCAT_SECONDS:-5}" --warmup "${TOMCAT_WARMUP:-3}" --warmup-rounds "${TOMCAT_WARMUP_ROUNDS:-3}" ${PROFILE:+--profile "$ASYNC_PROFILER"} \
     ${PROFILE:+--profile-seconds "${PROFILE_SECONDS:-10}"} | tee "$OUT/tomcat.log"
   [ -f "$OUT/tomcat.md" ] && cat "$OUT/tomcat.md"
   [ -f "$OUT/tomcat-profile.md" ] && cat "$OUT/tomcat-profile.md"

@@ -221,9 +221,10 @@ public final class TomcatDistribution {
     /**
      * Warms every variant up round-robin, {@code --warmup} seconds of {@code wrk -c64} each per round,
      * until one round finds every variant's rate within {@code --warmup-within} of its rate in the
-     * round before (at least two rounds, at most {@code --warmup-rounds}). The Tomcats start at once and
-     * compile their hot paths while the others run: a fixed few seconds each left the first measured
-     * round's rates 20-50% low on a busy host (BENCHMARKS.md), which a median of three then carried.
+     * round before (at least two rounds, at most {@code --warmup-rounds}), the machine let go quiet after
+     * each round. The Tomcats start at once and compile their hot paths while the others run: a fixed few
+     * seconds each left the first measured round's rates 20-50% low (BENCHMARKS.md), which a median of
+     * three then carried.
      */
     private void warmUp(Collection<Instance> instances) throws IOException, InterruptedException {
         Map<String, Double> last = new LinkedHashMap<>();
@@ -236,11 +237,29 @@ public final class TomcatDistribution {
                 steady &= before != null && Math.abs(rps / before - 1) <= warmupWithin;
                 rates.add(String.format(Locale.ROOT, "%s %,.0f", i.variant, rps));
             }
+            long quietMs = awaitQuiet();
             warmupRates.add(String.join(", ", rates));
-            log("warm-up round %d: %s req/s", round, String.join(", ", rates));
+            log("warm-up round %d: %s req/s; the machine quiet %.1f s later", round, String.join(", ", rates), quietMs / 1e3);
             if (steady) return;
         }
         log("warm-up: rates still moving by more than %.0f%% after %d rounds; measuring anyway", 100 * warmupWithin, warmupRounds);
+    }
+
+    /**
+     * Waits until the machine is quiet (under 15% of its cores busy for a second; 60 s at most) and says how
+     * long that took: each JVM goes on compiling what its load made hot after the load stops, which would
+     * slow the next variant's run, a JIT's backlog being seconds of CPU.
+     */
+    private static long awaitQuiet() throws IOException, InterruptedException {
+        long start = System.nanoTime();
+        ProcCpu.Machine before = ProcCpu.machine();
+        while (System.nanoTime() - start < 60_000_000_000L) {
+            Thread.sleep(1000);
+            ProcCpu.Machine now = ProcCpu.machine();
+            if (now.busySince(before) < 0.15) break;
+            before = now;
+        }
+        return (System.nanoTime() - start) / 1_000_000;
     }
 
     private Run measure(Jedis admin, Instance i, int c, int round) throws IOException, InterruptedException {
@@ -411,7 +430,8 @@ public final class TomcatDistribution {
                 product(), seconds, rounds);
         w.printf(Locale.ROOT, "Each variant its own Tomcat (`bin/catalina.sh run`, the stock `conf/`, `server.xml` changed in its ports "
                 + "only, Tomcat's default JVM options), all started first, then warmed up round-robin, %d s of `wrk -c64` each "
-                + "per round, until every variant's rate was within %.0f%% of its rate in the round before (%d rounds at most; "
+                + "per round and the machine left to go quiet after each (the JVMs compile after their load), until every "
+                + "variant's rate was within %.0f%% of its rate in the round before (%d rounds at most; "
                 + "the rates, req/s: %s), then the runs round-robin over concurrencies and variants. wrk, Tomcat and Redis share the machine's cores. Load average "
                 + "when the runs began: %s; when they ended: %s. CPU per request: the Tomcat JVM's (`/proc/PID/stat`) and "
                 + "Redis's (`INFO cpu`) over the run divided by wrk's requests; bytes: allocated by all of the Tomcat JVM's "
