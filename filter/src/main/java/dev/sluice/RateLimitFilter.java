@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.config.ConfigException;
 import dev.sluice.config.ConfigLoader;
 import dev.sluice.config.Durations;
 import dev.sluice.config.RuleConfig;
@@ -176,9 +177,12 @@ public class RateLimitFilter implements Filter {
                     plans.put(p.name(), p.isUnlimited() ? null : new Figures(p.rule(), rc.count(), rc.actualCost()));
                     delaying |= !p.isUnlimited() && !p.rule().maxDelay().isZero();
                 }
-                ClientKeyResolver plan = rc.planKey() == null ? null : new ClientKeyResolver(rc.planKey(), clientIps, loader);
+                String name = rc.rule().name();
+                ClientKeyResolver plan = rc.planKey() == null ? null
+                        : resolver("rule." + name + ".plan", rc.planKey(), () -> new ClientKeyResolver(rc.planKey(), clientIps, loader));
                 list.add(new Binding(new Figures(rc.rule(), rc.count(), rc.actualCost()), rc.match(),
-                        new ClientKeyResolver(expression, clientIps, loader, rc.keyCase()), plan, plans));
+                        resolver("rule." + name + ".key", expression,
+                                () -> new ClientKeyResolver(expression, clientIps, loader, rc.keyCase())), plan, plans));
                 delaying |= !rc.rule().maxDelay().isZero();
                 needsAddress |= expression.uses(KeyExpression.Kind.IP)
                         || (rc.planKey() != null && rc.planKey().uses(KeyExpression.Kind.IP));
@@ -188,6 +192,16 @@ public class RateLimitFilter implements Filter {
             this.headers = new RateLimitHeaders(config.headers());
             this.statusCode = config.statusCode();
             this.delays = delaying;
+        }
+    }
+
+    /** A key resolver, or the configuration error of {@code key} (a {@code class:} source not found or not made). */
+    private static ClientKeyResolver resolver(String key, KeyExpression expression,
+                                              java.util.function.Supplier<ClientKeyResolver> made) {
+        try {
+            return made.get();
+        } catch (IllegalArgumentException bad) {
+            throw new ConfigException(key, String.valueOf(expression), bad.getMessage(), bad);
         }
     }
 
@@ -244,6 +258,28 @@ public class RateLimitFilter implements Filter {
             created.close(); // the container calls no destroy() after a failed init: release the pool here
             throw e;
         }
+        try {
+            started(created, prepared, loaded);
+        } catch (RuntimeException e) {
+            // the container calls no destroy() after a failed init: nothing may stay registered or running
+            if (sluice == null) {
+                created.close();
+            } else {
+                destroy();
+            }
+            throw e;
+        }
+        log.info("Sluice [{}] started: {}{}", instance, created.summary(), configFile(config));
+    }
+
+    /** The rest of {@link #start}, once the instance is registered. */
+    private void started(Sluice created, Setup prepared, ConfigLoader.FileContent loaded) {
+        SluiceConfig config = loaded.config();
+        if (!config.reload().isZero() && loaded.fingerprint() == null) {
+            throw new ConfigException("reload", Durations.format(config.reload()),
+                    "reload watches the file named by the init-param " + CONFIG_PARAM + " (config=file:..., or a resource),"
+                            + " and there is none: name the file, or leave reload out");
+        }
         this.delays = prepared.delays ? new DelayedAdmission(instance) : null;
         this.sluice = created;
         this.setup = prepared;
@@ -266,7 +302,6 @@ public class RateLimitFilter implements Filter {
             }
         });
         reloader.start(config.reload());
-        log.info("Sluice [{}] started: {}{}", instance, created.summary(), configFile(config));
     }
 
     /** Where the configuration file is, for the start-up line: the file a user edits to change the limits. */

@@ -220,22 +220,22 @@ public final class ConfigLoader {
         b.backend(values.choice(BACKEND, Backend.REDIS, options("redis", Backend.REDIS, "local", Backend.LOCAL)));
         redis(values, b);
         breaker(values, b);
-        integer(values, LOCAL_MAX_KEYS, b::localMaxKeys);
-        integer(values, MAX_HELD_REQUESTS, b::maxHeldRequests);
+        integer(values, LOCAL_MAX_KEYS, 1, Integer.MAX_VALUE, b::localMaxKeys);
+        integer(values, MAX_HELD_REQUESTS, 1, Integer.MAX_VALUE, b::maxHeldRequests);
         b.deniedCache(values.bool(DENIED_CACHE, true));
-        integer(values, DENIED_CACHE_MAX_KEYS, b::deniedCacheMaxKeys);
+        integer(values, DENIED_CACHE_MAX_KEYS, 1, Integer.MAX_VALUE, b::deniedCacheMaxKeys);
         duration(values, DENIED_CACHE_REVALIDATE, b::deniedCacheRevalidate);
         if (values.isSet(KEY_PREFIX)) b.keyPrefix(values.get(KEY_PREFIX));
         b.clock(values.choice(CLOCK, ClockSource.REDIS, options("redis", ClockSource.REDIS, "local", ClockSource.LOCAL)));
         b.trustedProxies(cidrs(values, TRUSTED_PROXIES));
         b.clientIpHeader(values.choice(CLIENT_IP_HEADER, Header.X_FORWARDED_FOR,
                 options("X-Forwarded-For", Header.X_FORWARDED_FOR, "Forwarded", Header.FORWARDED)));
-        integer(values, IPV6_PREFIX, b::ipv6Prefix);
+        integer(values, IPV6_PREFIX, 0, 128, b::ipv6Prefix);
         b.headers(values.choice(HEADERS, HeaderStyle.BOTH, options("draft", HeaderStyle.DRAFT,
                 "legacy", HeaderStyle.LEGACY, "both", HeaderStyle.BOTH, "none", HeaderStyle.NONE)));
-        integer(values, STATUS_CODE, b::statusCode);
+        integer(values, STATUS_CODE, 400, 599, b::statusCode);
         Mode mode = values.choice(MODE, Mode.ENFORCE, options("enforce", Mode.ENFORCE, "dry-run", Mode.DRY_RUN));
-        b.mode(mode);
+        b.modeOfRules(mode);
         duration(values, RELOAD, b::reload);
         b.exclude(matcher(values, EXCLUDE, null));
         b.exemptIps(cidrs(values, EXEMPT_IPS));
@@ -321,22 +321,22 @@ public final class ConfigLoader {
         if (values.isSet(REDIS_PASSWORD)) b.redisPassword(values.get(REDIS_PASSWORD));
         if (values.isSet(REDIS_SSL)) b.redisSsl(values.bool(REDIS_SSL, false));
         duration(values, REDIS_TIMEOUT, b::redisTimeout);
-        integer(values, REDIS_POOL_MAX_TOTAL, b::redisPoolMaxTotal);
-        integer(values, REDIS_POOL_MAX_IDLE, b::redisPoolMaxIdle);
-        integer(values, REDIS_POOL_MIN_IDLE, b::redisPoolMinIdle);
+        integer(values, REDIS_POOL_MAX_TOTAL, 1, Integer.MAX_VALUE, b::redisPoolMaxTotal);
+        integer(values, REDIS_POOL_MAX_IDLE, 0, Integer.MAX_VALUE, b::redisPoolMaxIdle);
+        integer(values, REDIS_POOL_MIN_IDLE, 0, Integer.MAX_VALUE, b::redisPoolMinIdle);
         duration(values, REDIS_POOL_MAX_WAIT, b::redisPoolMaxWait);
         duration(values, REDIS_CLUSTER_REFRESH_PERIOD, b::redisClusterRefreshPeriod);
     }
 
     private static void breaker(ConfigValues values, SluiceConfig.Builder b) {
-        integer(values, REDIS_BREAKER_FAILURE_THRESHOLD, b::breakerFailureThreshold);
+        integer(values, REDIS_BREAKER_FAILURE_THRESHOLD, 1, Integer.MAX_VALUE, b::breakerFailureThreshold);
         duration(values, REDIS_BREAKER_OPEN_BASE, b::breakerOpenBase);
         duration(values, REDIS_BREAKER_OPEN_MAX, b::breakerOpenMax);
     }
 
-    /** A whole number that fits an int, when set; its range is the builder's to check. */
-    private static void integer(ConfigValues values, String key, java.util.function.IntConsumer setter) {
-        if (values.isSet(key)) setter.accept((int) values.integer(key, 0, Integer.MIN_VALUE, Integer.MAX_VALUE));
+    /** A whole number from {@code min} to {@code max} (the range its error names), when set; the builder checks it too. */
+    private static void integer(ConfigValues values, String key, int min, int max, java.util.function.IntConsumer setter) {
+        if (values.isSet(key)) setter.accept((int) values.integer(key, 0, min, max));
     }
 
     /** A duration with a unit, when set; its bounds are the builder's to check. */
@@ -360,6 +360,11 @@ public final class ConfigLoader {
     private static RequestMatcher matcher(ConfigValues values, String key, String defaultValue) {
         List<String> entries = values.isSet(key) ? values.list(key)
                 : defaultValue == null ? List.of() : List.of(defaultValue);
+        if (entries.isEmpty() && defaultValue != null) {
+            // set, yet no pattern (",", or placeholders that are all empty): a rule that matches nothing limits nothing
+            throw new ConfigException(key, values.get(key), "comma-separated [METHOD ]pattern entries, at least one"
+                    + " (a rule matching nothing would limit nothing); leave the key out for every path (" + defaultValue + ")");
+        }
         try {
             return RequestMatcher.parse(entries);
         } catch (IllegalArgumentException bad) {

@@ -8,7 +8,8 @@ import java.util.regex.Pattern;
 
 /**
  * Parses configured durations. Accepted: a whole number with a unit, {@code 250ms}, {@code 30s},
- * {@code 5m}, {@code 1h}, {@code 1d} (units case-insensitive), or ISO-8601 such as {@code PT1M},
+ * {@code 5m}, {@code 1h}, {@code 1d} (units case-insensitive, but for {@code M}: a minute or a month?), at most 100
+ * years, or ISO-8601 such as {@code PT1M},
  * {@code PT0.5S}, {@code P1D}. A bare number is refused because its unit would be a guess (is
  * {@code window=60} seconds or milliseconds?); the one exception is {@code 0}, which means the
  * same in every unit. Negative durations are refused. Calendar weeks and months ({@code 1w},
@@ -18,6 +19,9 @@ public final class Durations {
 
     /** What every duration error message says is accepted. */
     static final String ACCEPTED = "a duration with a unit: 250ms, 30s, 5m, 1h, 1d, or ISO-8601 such as PT1M or PT0.5S";
+
+    /** The longest duration any key takes. */
+    static final Duration LONGEST = Duration.ofDays(36_500);
 
     private static final Pattern WITH_UNIT = Pattern.compile("(-?\\d+)\\s*(ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
     private static final Pattern WEEKS = Pattern.compile("(\\d{1,9})\\s*w", Pattern.CASE_INSENSITIVE);
@@ -56,6 +60,10 @@ public final class Durations {
         if (d.isNegative()) {
             throw new ConfigException(key, value, ACCEPTED + "; it must not be negative");
         }
+        if (d.compareTo(LONGEST) > 0) {
+            // no setting of Sluice's means anything near this long, and nanosecond clocks overflow past 292 years
+            throw new ConfigException(key, value, ACCEPTED + "; at most " + format(LONGEST) + " (100 years)");
+        }
         if (d.getNano() % 1_000_000 != 0) {
             throw new ConfigException(key, value, ACCEPTED + "; Sluice counts whole milliseconds: round it to one");
         }
@@ -93,6 +101,11 @@ public final class Durations {
     private static Duration withUnit(String key, String original, String v) {
         Matcher m = WITH_UNIT.matcher(v);
         if (!m.matches()) return null;
+        if (m.group(2).equals("M")) {
+            // units are case-insensitive, but M is a month as often as a minute
+            throw new ConfigException(key, original, ACCEPTED + "; M is ambiguous: write " + m.group(1) + "m for minutes, or "
+                    + m.group(1) + "mo for calendar months (a rule's window, with rule.<name>.calendar)");
+        }
         long amount;
         try {
             amount = Long.parseLong(m.group(1));

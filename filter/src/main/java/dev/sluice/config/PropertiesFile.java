@@ -16,6 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
@@ -167,11 +169,27 @@ final class PropertiesFile {
         } catch (CharacterCodingException notUtf8) {
             text = new String(bytes, StandardCharsets.ISO_8859_1);
         }
-        Properties properties = new Properties();
+        List<String> repeated = new ArrayList<>(1);
+        Properties properties = new Properties() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public synchronized Object put(Object key, Object value) {
+                Object before = super.put(key, value);
+                if (before != null) repeated.add((String) key);
+                return before;
+            }
+        };
         try {
             properties.load(new StringReader(text));
         } catch (IOException | IllegalArgumentException e) {
             throw new ConfigException(CONFIG, location, "a properties file (key=value lines): " + e.getMessage(), e);
+        }
+        if (!repeated.isEmpty()) {
+            // the last line would win, silently: an edit further down (limit=2000) undoing the one above (limit=2)
+            String key = repeated.get(0);
+            throw new ConfigException(key, properties.getProperty(key), "set once in " + location + ", not "
+                    + (1 + repeated.stream().filter(key::equals).count()) + " times: the last would win unseen; keep one line");
         }
         return properties;
     }

@@ -526,6 +526,7 @@ public final class SluiceConfig {
         private HeaderStyle headers = HeaderStyle.BOTH;
         private int statusCode = DEFAULT_STATUS_CODE;
         private Mode mode = Mode.ENFORCE;
+        private boolean rulesCarryMode;
         private RequestMatcher exclude = RequestMatcher.none();
         private CidrSet exemptIps = CidrSet.empty();
         private Duration reload = Duration.ZERO;
@@ -736,9 +737,21 @@ public final class SluiceConfig {
             return this;
         }
 
-        /** {@code mode}; default {@code enforce}. */
+        /**
+         * {@code mode}; default {@code enforce}. Rules carry their own ({@link Rule#dryRun()}), as the text
+         * front end sets them from this key and {@code rule.<name>.mode}: {@code DRY_RUN} here with a rule
+         * that enforces fails {@link #build()}, rather than leave a shadow roll-out refusing requests.
+         */
         public Builder mode(Mode mode) {
             this.mode = Objects.requireNonNull(mode, "mode");
+            this.rulesCarryMode = false;
+            return this;
+        }
+
+        /** The text front end's {@code mode}: its rules already carry it, or their own {@code rule.<name>.mode}. */
+        Builder modeOfRules(Mode mode) {
+            this.mode = Objects.requireNonNull(mode, "mode");
+            this.rulesCarryMode = true;
             return this;
         }
 
@@ -816,6 +829,15 @@ public final class SluiceConfig {
         private void validateRules() {
             if (rules.isEmpty()) {
                 throw new ConfigException(RULES, shown(RULES, null), "required: at least one rule");
+            }
+            if (mode == Mode.DRY_RUN && !rulesCarryMode) {
+                for (RuleConfig r : rules) {
+                    if (!r.rule().dryRun()) {
+                        throw new ConfigException(MODE, "dry-run", "a mode each rule carries: rule " + r.rule().name()
+                                + " enforces; build it with Rule.builder(...).dryRun(true), as mode=dry-run in a"
+                                + " configuration file does for every rule");
+                    }
+                }
             }
             Set<String> names = new LinkedHashSet<>();
             for (RuleConfig r : rules) {

@@ -158,6 +158,11 @@ public final class RequestMatcher {
             if (!pattern.startsWith("/")) {
                 throw invalid(raw, "the path pattern must start with /");
             }
+            if (pattern.indexOf('?') >= 0) {
+                // the path a request is matched by never holds its query: such a pattern would match nothing
+                throw invalid(raw, "a path pattern matches the path only, never a query string ('?'): match the path"
+                        + " alone (a key can read a query parameter: query:NAME)");
+            }
             String[] parts = pattern.substring(1).split("/", -1);
             // a pattern's one trailing slash is dropped, as a path's is when matched: /users/*/password-reset/
             // names /users/alice/password-reset too, as the literal /login/ names /login
