@@ -304,19 +304,28 @@ public final class Sluice implements AutoCloseable {
         if (acquisitions.isEmpty()) return;
         // bounded by the figures in force now (a reload, a plan's new figures, since the request was decided)
         List<Acquisition> inForce = new ArrayList<>(acquisitions.size());
-        for (Acquisition a : acquisitions) inForce.add(inForce(a));
+        for (Acquisition a : acquisitions) inForce.add(inForce(a, false));
         limiter.giveBack(inForce, taken);
     }
 
-    /** {@code a} with the figures its rule (and plan) has now; as it is if the rule is gone or changed its algorithm. */
-    private Acquisition inForce(Acquisition a) {
+    /**
+     * {@code a} with the figures its rule (and plan) has now; as it is if the rule is gone or changed its
+     * algorithm, but for a {@code charge}: a charge is taken as a request now is, so under another algorithm
+     * it is taken on the state the rule keeps now (charged with the old one, it wrote its own state over the
+     * client's count), or not at all (null) when the rule's algorithm now settles no cost.
+     */
+    private Acquisition inForce(Acquisition a, boolean charge) {
         Rule decided = a.rule();
         Rule own = rules.get(decided.name());
         if (own == null || own == decided) return a; // gone, or the rule's own figures unchanged: nothing to look up
         RuleConfig rule = config.rule(decided.name());
         RuleConfig.Plan plan = decided.plan() == null || rule == null ? null : rule.plan(decided.plan());
         Rule now = plan == null ? own : plan.rule();
-        if (now == null || now == decided || now.algorithm() != decided.algorithm()) return a;
+        if (now == null || now == decided) return a;
+        if (now.algorithm() != decided.algorithm()) {
+            if (!charge) return a;
+            return now.algorithm().settlesCost() && !now.approximate() ? new Acquisition(now, a.clientKey(), a.cost()) : null;
+        }
         return new Acquisition(now, a.clientKey(), a.cost());
     }
 
@@ -374,8 +383,8 @@ public final class Sluice implements AutoCloseable {
             if (actualCost < 0) throw new IllegalArgumentException("an actual cost is 0 or more, not " + actualCost);
             return;
         }
-        Settlement settlement = Settlement.ofActualCost(inForce(acquisition), taken, actualCost);
-        if (settlement != null) limiter.settle(List.of(settlement));
+        Settlement settlement = Settlement.ofActualCost(acquisition, taken, actualCost);
+        if (settlement != null) settle(List.of(settlement));
     }
 
     /**
@@ -386,10 +395,11 @@ public final class Sluice implements AutoCloseable {
         if (settlements.isEmpty()) return;
         List<Settlement> inForce = new ArrayList<>(settlements.size());
         for (Settlement s : settlements) {
-            Acquisition now = inForce(s.acquisition());
+            Acquisition now = inForce(s.acquisition(), s.charge());
+            if (now == null) continue; // a charge the rule's algorithm can no longer take
             inForce.add(now == s.acquisition() ? s : new Settlement(now, s.taken(), s.charge()));
         }
-        limiter.settle(inForce);
+        if (!inForce.isEmpty()) limiter.settle(inForce);
     }
 
     /** For the filter: the slots a request holds until it completes. */
