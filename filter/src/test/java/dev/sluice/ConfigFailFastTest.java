@@ -8,6 +8,8 @@ import dev.sluice.limiter.Rule;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -47,52 +49,24 @@ class ConfigFailFastTest {
         return t;
     }
 
-    // F1 (high): a match list with no entries (e.g. two placeholders that are both unset) is accepted and
-    // the rule then matches nothing: the limit is silently not enforced.
-    @Test
-    void aMatchListWithoutEntriesFailsInitNamingTheKey() throws Exception {
-        Throwable t = initOrCount("/api/x", "rules", "api", "backend", "local", "rule.api.limit", "2",
-                "rule.api.window", "1h", "rule.api.match", "${SLUICE_REVIEW_UNSET_A:}, ${SLUICE_REVIEW_UNSET_B:}");
-        assertThat(t).hasMessageContaining("rule.api.match");
-    }
-
-    @Test
-    void aMatchOfOnlyACommaFailsInitNamingTheKey() throws Exception {
-        Throwable t = initOrCount("/api/x", "rules", "api", "backend", "local", "rule.api.limit", "2",
-                "rule.api.window", "1h", "rule.api.match", ",");
-        assertThat(t).hasMessageContaining("rule.api.match");
-    }
-
-    // F2 (medium): a pattern with a query string can never match (the path never holds one): accepted, never enforced.
-    @Test
-    void aMatchPatternWithAQueryStringFailsInit() throws Exception {
-        Throwable t = initOrCount("/search", "rules", "search", "backend", "local", "rule.search.limit", "2",
-                "rule.search.window", "1h", "rule.search.match", "GET /search?q=*");
-        assertThat(t).hasMessageContaining("rule.search.match");
-    }
-
-    // F5 (low): a class: key source that does not exist fails init, but the message does not name the key.
-    @Test
-    void aMissingKeySourceClassIsReportedNamingTheKey() throws Exception {
-        Throwable t = initOrCount("/x", "rules", "api", "backend", "local", "rule.api.limit", "2",
-                "rule.api.window", "1h", "rule.api.key", "class:com.example.NoSuchKeySource");
-        assertThat(t).hasMessageContaining("rule.api.key");
-    }
-
-    // F6 (low): durations accepted by the loader overflow when the filter starts: init fails with
-    // "long overflow", naming no key (nothing listens on 127.0.0.1:1; no Redis is touched).
-    @Test
-    void aHugeDeniedCacheRevalidateIsRefusedNamingTheKey() throws Exception {
-        Throwable t = initOrCount("/x", "rules", "api", "redis.url", "redis://127.0.0.1:1", "rule.api.limit", "2",
-                "rule.api.window", "1h", "denied-cache.revalidate", "200000d");
-        assertThat(t).hasMessageContaining("denied-cache.revalidate");
-    }
-
-    @Test
-    void aHugeBreakerOpenBaseIsRefusedNamingTheKey() throws Exception {
-        Throwable t = initOrCount("/x", "rules", "api", "redis.url", "redis://127.0.0.1:1", "rule.api.limit", "2",
-                "rule.api.window", "1h", "redis.breaker.open-base", "200000000000d");
-        assertThat(t).hasMessageContaining("redis.breaker.open-base");
+    /**
+     * Each: a configuration that was accepted, then misbehaved (the limit never enforced: a match of no pattern,
+     * a pattern with a query; or init dying on a bare "long overflow" naming no key), and the key its error names.
+     * Nothing listens on 127.0.0.1:1: no Redis is touched.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "a match of placeholders all empty | rule.api.match | rule.api.match=${SLUICE_REVIEW_UNSET_A:}, ${SLUICE_REVIEW_UNSET_B:}",
+            "a match of only a comma | rule.api.match | rule.api.match=,",
+            "a pattern with a query string | rule.api.match | rule.api.match=GET /api/x?q=*",
+            "a class: key source not found | rule.api.key | rule.api.key=class:com.example.NoSuchKeySource",
+            "a huge denied-cache.revalidate | denied-cache.revalidate | denied-cache.revalidate=200000d",
+            "a huge redis.breaker.open-base | redis.breaker.open-base | redis.breaker.open-base=200000000000d"})
+    void aConfigurationThatWouldMisbehaveFailsInitNamingTheKey(String what, String key, String setting) throws Exception {
+        int eq = setting.indexOf('=');
+        Throwable t = initOrCount("/api/x", "rules", "api", "redis.url", "redis://127.0.0.1:1", "rule.api.limit", "2",
+                "rule.api.window", "1h", setting.substring(0, eq), setting.substring(eq + 1));
+        assertThat(t).hasMessageContaining(key);
     }
 
     @Test
