@@ -14,14 +14,24 @@ ARGV[1]   little-endian binary: struct '<d' now in ms since the epoch (negative:
 Reply     a string of little-endian doubles: per key the state after the exchange, window start (-1 when
           the key holds nothing), current count, previous count (0 for fixed-window); then the time, ms
 
-A count for a window older than the key's is over and dropped (for the counter: unless it is the key's
-previous window); a newer window replaces the key's as decide.lua would; counts never go below 0 (an
-instance gives back what a request it counted took when another rule of that request denied it, after
-sending it). A count for a window that has not begun on the script's clock (by more than the margin:
-an instance whose clock is far ahead of Redis's, with clock=redis) is dropped, so that it cannot move
-the key to a window to come, dropping the fleet's count and setting a TTL that far away. Keys whose
-counts are 0 are only read. Each key is written with the TTL decide.lua gives it:
-the window's end (the counter: the next window's end) plus the margin.
+A stored count is read as decide.lua reads it: it applies until its end, whatever window wrote it (a
+plan switch or a reload changes a rule's window while a client's count runs), and it is named by its
+start for this window, end - window (the counter's end rounded up to a multiple of the window first,
+as sliding-window-counter.lua does), which can lie ahead of `now` when the window was made shorter.
+An instance's counts join the stored count when the instance's window holds a moment the count
+applies (fixed-window: the stored count runs past the instance window's start and either that window
+still runs or is the stored count's own; the count then ends at the later of the two ends), as
+decide.lua counts a request while a count applies and a lagging caller's against the window already
+begun; the counter: when the instance's window still runs and the key's is later, its counts join the
+key's current count). Else a newer window replaces the key's as decide.lua would, and a count for a
+window that is over is dropped (for the counter: unless it is the key's previous window). Counts never
+go below 0 (an instance gives back what a request it counted took when another rule of that request
+denied it, after sending it). A count for a window that has not begun on the script's clock (by more
+than the margin: an instance whose clock is far ahead of Redis's, with clock=redis) is dropped unless
+it joins a stored count that runs then (the instance learned that window from this script), so that it
+cannot move the key to a window to come, dropping the fleet's count and setting a TTL that far away.
+Keys whose counts are 0 are only read. Each key is written with the TTL decide.lua gives it: the
+count's end (the counter: the next window's end) plus the margin.
 ]]
 local call, pcall = redis.call, redis.pcall
 local encode, decode, format = struct.pack, struct.unpack, string.format
@@ -36,62 +46,73 @@ if now < 0 then
 end
 
 local parts = {}
-local algorithm, window, ds, dc, dp, key, stored, s, c, p, ttl, tag, a, b, d
+local algorithm, window, ds, dc, dp, key, stored, s, c, p, e, ttl, tag, a, b, d
 for i = 1, #KEYS do
   algorithm, window, ds, dc, dp, pos = decode('<Bdddd', request, pos)
-  if ds > now + MARGIN then
-    dc, dp = 0, 0 -- a window not begun here: an instance's clock far ahead (the key only read)
-  end
   key = KEYS[i]
-  s, c, p = -1, 0, 0
+  s, c, p, e = -1, 0, 0, -1
   stored = pcall('GET', key)
   if algorithm == 1 then
     if stored and #stored == 17 then
       tag, a, b = decode('<Bdd', stored)
       if tag == 1 then
-        s, c = a - window, b
+        e, c = a, b
       end
+    end
+    if ds > now + MARGIN and e <= ds then
+      dc = 0 -- a window not begun here, no count running then: an instance's clock far ahead (the key only read)
     end
     if dc ~= 0 then
       ttl = nil
-      if s < 0 or ds > s then
-        if dc > 0 then
-          s, c = ds, dc
-          ttl = s + window - now + MARGIN
-        end
-      elseif ds == s then
-        c = c + dc
+      if e > ds and (ds >= e - window or ds + window > now) then
+        c = c + dc -- the count running in the instance's window
         if c < 0 then
           c = 0
         end
-        ttl = s + window - now + MARGIN
+        if ds + window > e then
+          e = ds + window
+        end
+        ttl = e - now + MARGIN
+      elseif e <= ds and dc > 0 then
+        e, c = ds + window, dc -- the stored count is over: the instance's window replaces it
+        ttl = e - now + MARGIN
       end
       if ttl and ttl >= 1 then
-        call('PSETEX', key, format('%d', ttl), encode('<Bdd', 1, s + window, c))
+        call('PSETEX', key, format('%d', ttl), encode('<Bdd', 1, e, c))
       end
+    end
+    if e >= 0 then
+      s = e - window
     end
   elseif algorithm == 2 then
     if stored and #stored == 25 then
       tag, a, b, d = decode('<Bddd', stored)
       if tag == 2 then
-        s, c, p = a - window, b, d
+        s, c, p = a + -a % window - window, b, d
       end
     end
+    if ds > now + MARGIN and ds ~= s then
+      dc, dp = 0, 0 -- a window not begun here: an instance's clock far ahead (the key only read)
+    end
     if dc ~= 0 or dp ~= 0 then
-      if s < 0 then
-        s, c, p = ds, 0, 0
-      elseif ds > s then
-        if ds == s + window then
-          p = c
-        else
-          p = 0
+      if s >= 0 and ds < s and ds + window > now then
+        c = c + dc + dp -- a lagging instance: its counts join the key's window, begun first elsewhere
+      else
+        if s < 0 then
+          s, c, p = ds, 0, 0
+        elseif ds > s then
+          if ds == s + window then
+            p = c
+          else
+            p = 0
+          end
+          s, c = ds, 0
         end
-        s, c = ds, 0
-      end
-      if ds == s then
-        c, p = c + dc, p + dp
-      elseif ds == s - window then
-        p = p + dc
+        if ds == s then
+          c, p = c + dc, p + dp
+        elseif ds == s - window then
+          p = p + dc
+        end
       end
       if c < 0 then
         c = 0

@@ -19,7 +19,8 @@ public final class FleetCounts implements CountExchange {
 
     private static final long MARGIN = 1000;
 
-    private record Stored(Algorithm algorithm, long window, long start, long current, long previous, long expiresAt) {
+    /** A key's state as the script stores it (and the window it was last written with): the end of its count's window (the counter's current window). */
+    private record Stored(Algorithm algorithm, long window, long end, long current, long previous, long expiresAt) {
     }
 
     private final Clock clock;
@@ -63,48 +64,58 @@ public final class FleetCounts implements CountExchange {
         String key = new String(d.key(), StandardCharsets.UTF_8);
         Stored stored = keys.get(key);
         if (stored != null && ((expires && stored.expiresAt <= now) || stored.algorithm != d.algorithm())) stored = null;
-        if (d.windowStart() > now + MARGIN) d = new Delta(d.key(), d.algorithm(), d.windowMs(), d.windowStart(), 0, 0); // not begun
         long w = d.windowMs();
-        long s = stored == null ? -1 : stored.start;
+        long ds = d.windowStart();
+        long dc = d.current();
+        long dp = d.previous();
         long c = stored == null ? 0 : stored.current;
-        long p = stored == null ? 0 : stored.previous;
         if (d.algorithm() == Algorithm.FIXED_WINDOW) {
-            p = 0;
-            boolean write = false;
-            if (d.current() != 0) {
-                if (s < 0 || d.windowStart() > s) {
-                    if (d.current() > 0) {
-                        s = d.windowStart();
-                        c = d.current();
-                        write = true;
-                    }
-                } else if (d.windowStart() == s) {
-                    c = Math.max(0, c + d.current());
+            long e = stored == null ? -1 : stored.end;
+            if (ds > now + MARGIN && e <= ds) dc = 0; // not begun, no count running then
+            if (dc != 0) {
+                boolean write = false;
+                if (e > ds && (ds >= e - w || ds + w > now)) { // the count running in the instance's window
+                    c = Math.max(0, c + dc);
+                    e = Math.max(e, ds + w);
+                    write = true;
+                } else if (e <= ds && dc > 0) { // over: replaced
+                    e = ds + w;
+                    c = dc;
                     write = true;
                 }
+                if (write && e - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, e, c, 0, e + MARGIN));
             }
-            if (write && s + w - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, s, c, 0, s + w + MARGIN));
-        } else {
-            if (d.current() != 0 || d.previous() != 0) {
+            return e < 0 ? Counts.EMPTY : new Counts(e - w, c, 0);
+        }
+        long s = stored == null ? -1 : stored.end + Math.floorMod(-stored.end, w) - w; // the end rounded up
+        long p = stored == null ? 0 : stored.previous;
+        if (ds > now + MARGIN && ds != s) {
+            dc = 0;
+            dp = 0;
+        }
+        if (dc != 0 || dp != 0) {
+            if (s >= 0 && ds < s && ds + w > now) { // a lagging instance
+                c += dc + dp;
+            } else {
                 if (s < 0) {
-                    s = d.windowStart();
+                    s = ds;
                     c = 0;
                     p = 0;
-                } else if (d.windowStart() > s) {
-                    p = d.windowStart() == s + w ? c : 0;
+                } else if (ds > s) {
+                    p = ds == s + w ? c : 0;
                     c = 0;
-                    s = d.windowStart();
+                    s = ds;
                 }
-                if (d.windowStart() == s) {
-                    c += d.current();
-                    p += d.previous();
-                } else if (d.windowStart() == s - w) {
-                    p += d.current();
+                if (ds == s) {
+                    c += dc;
+                    p += dp;
+                } else if (ds == s - w) {
+                    p += dc;
                 }
-                c = Math.max(0, c);
-                p = Math.max(0, p);
-                if (s + 2 * w - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, s, c, p, s + 2 * w + MARGIN));
             }
+            c = Math.max(0, c);
+            p = Math.max(0, p);
+            if (s + 2 * w - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, s + w, c, p, s + 2 * w + MARGIN));
         }
         return s < 0 ? Counts.EMPTY : new Counts(s, c, p);
     }
@@ -123,12 +134,19 @@ public final class FleetCounts implements CountExchange {
         return calls;
     }
 
-    /** The fleet's count of a key's window {@code start}, 0 if it holds another or none. */
+    /** The fleet's count of a key's window {@code start}, of the length it was last written with; 0 if it holds another or none. */
     public synchronized long count(String key, long start) {
         Stored s = keys.get(key);
+        return s == null ? 0 : count(key, start, s.window);
+    }
+
+    /** The fleet's count of a key's window {@code start} of {@code windowMs}, 0 if it holds another or none. */
+    public synchronized long count(String key, long start, long windowMs) {
+        Stored s = keys.get(key);
         if (s == null) return 0;
-        if (s.start == start) return s.current;
-        return s.algorithm == Algorithm.SLIDING_WINDOW_COUNTER && s.start - s.window == start ? s.previous : 0;
+        long end = s.algorithm == Algorithm.FIXED_WINDOW ? s.end : s.end + Math.floorMod(-s.end, windowMs);
+        if (end - windowMs == start) return s.current;
+        return s.algorithm == Algorithm.SLIDING_WINDOW_COUNTER && end - 2 * windowMs == start ? s.previous : 0;
     }
 
     public void during(Consumer<List<Delta>> action) {

@@ -48,8 +48,8 @@ class SyncScriptTest {
     }
 
     /**
-     * Random exchanges (both algorithms, windows of several sizes, counts positive and negative, windows
-     * older, equal and newer than the key's, time passing past expiry) give the reference's counts, and
+     * Random exchanges (both algorithms, windows of several sizes that change while counts run, counts
+     * positive and negative, windows older, equal and newer than the key's, time passing past expiry) give the reference's counts, and
      * each key's TTL is the reference's expiry.
      */
     @Test
@@ -71,6 +71,7 @@ class SyncScriptTest {
             List<Delta> deltas = new ArrayList<>();
             for (int i = 0; i < clients.length; i++) {
                 if (random.nextInt(3) == 0) continue;
+                if (random.nextInt(25) == 0) windows[i] = List.of(1_000L, 2_000L, 60_000L).get(random.nextInt(3)); // a reload
                 long w = windows[i];
                 long start = Math.floorDiv(now, w) * w + w * (random.nextInt(6) == 0 ? random.nextInt(3) - 1 : 0);
                 long current = random.nextInt(5) == 0 ? 0 : random.nextInt(40) - (random.nextInt(8) == 0 ? 50 : 0);
