@@ -68,7 +68,8 @@ import java.util.function.Supplier;
  *
  * <h2>When a sync fails</h2>
  * The counts sent are kept as unsent (the reply may have been lost after Redis added them: they may
- * then be counted twice, which only ever makes the fleet admit less) and {@link #available()} turns
+ * then be counted twice, which only ever makes the fleet admit less; a give-back sent is not kept, since
+ * given back twice it would make the fleet admit more) and {@link #available()} turns
  * false until a sync succeeds; meanwhile the caller ({@link ApproximateLimiter}) decides by the failure
  * policy. The counts this engine holds were admitted while Redis answered, so they are sent when it
  * answers again; what the local backstop counts meanwhile is never sent.
@@ -885,14 +886,21 @@ public final class ApproximateEngine implements AutoCloseable {
             sendingPrevious = 0;
         }
 
-        /** The sync failed: what was sent counts as unsent again (it may have been added: then twice, erring low). */
+        /**
+         * The sync failed: what was sent counts as unsent again. It may have been added (the reply lost after
+         * Redis applied it): a count sent twice makes the fleet admit less, but a give-back sent twice (a
+         * negative count: {@link #untake} after its take was sent) would make it admit more, so a negative
+         * count is not kept: if Redis missed it, the fleet counts a request given back, erring low.
+         */
         void restore() {
             if (sendingStart == NONE) return;
+            long current = Math.max(0, sendingCurrent);
+            long previous = Math.max(0, sendingPrevious);
             if (pendingStart == sendingStart) {
-                pendingCurrent += sendingCurrent;
-                pendingPrevious += sendingPrevious;
+                pendingCurrent += current;
+                pendingPrevious += previous;
             } else if (pendingStart == sendingStart + series.windowMs) {
-                pendingPrevious += sendingCurrent;
+                pendingPrevious += current;
             }
             sendingStart = NONE;
             sendingCurrent = 0;

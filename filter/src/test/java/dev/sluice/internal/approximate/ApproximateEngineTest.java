@@ -163,6 +163,40 @@ class ApproximateEngineTest {
         assertThat(redis.count(KEY, T0)).as("sent when Redis answers again").isEqualTo(11);
     }
 
+    /**
+     * Found in a review of 0.3: a sync whose reply was lost after Redis applied it restored its counts as
+     * unsent, a give-back among them (a request counted, sent, then given back because another rule denied
+     * it): sent again, it was given back twice and the fleet counted 40 where 50 had been admitted.
+     */
+    @Test
+    void aGiveBackInASyncWhoseReplyWasLostIsNotGivenBackTwice() {
+        Rule rule = fixed(1_000, Duration.ofMinutes(1), Duration.ofMillis(100));
+        boolean[] loseReply = {false};
+        CountExchange lossy = new CountExchange() {
+            @Override
+            public Reply exchange(List<Delta> deltas, long now) {
+                Reply reply = redis.exchange(deltas, now); // applied in Redis...
+                if (loseReply[0]) throw new LimiterUnavailableException("read timed out", null, true); // ...the reply lost
+                return reply;
+            }
+
+            @Override
+            public void ping() {
+            }
+        };
+        ApproximateEngine a = new ApproximateEngine(clock, true, lossy, "t:", 10_000, false, () -> "test");
+        assertThat(admit(a, rule, 50)).isEqualTo(50);
+        List<ApproximateEngine.Result> denied = new ArrayList<>();
+        for (int i = 0; i < 10; i++) denied.add(a.reserve(List.of(new Acquisition(rule, CLIENT))));
+        assertThat(a.sync()).isTrue(); // the fleet: 60
+        for (ApproximateEngine.Result r : denied) a.release(r); // another rule denied those 10: -10 unsent
+        loseReply[0] = true;
+        assertThat(a.sync()).isFalse(); // the fleet: 50, and the engine does not know it
+        loseReply[0] = false;
+        assertThat(a.sync()).isTrue();
+        assertThat(redis.count(KEY, T0)).as("the 50 admitted, each counted").isEqualTo(50);
+    }
+
     @Test
     void eachWindowStartsFromWhatTheLastSyncSaidAboutIt() {
         Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
