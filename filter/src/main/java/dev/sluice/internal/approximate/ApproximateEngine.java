@@ -574,11 +574,16 @@ public final class ApproximateEngine implements AutoCloseable {
     private KeyCounts state(Series s, ClientKey clientKey) {
         KeyCounts c = s.clients.get(clientKey);
         if (c != null) return c;
-        if (keys.get() >= maxKeys) return null;
+        if (keys.incrementAndGet() > maxKeys) { // room reserved first: threads racing for the last one take it once
+            keys.decrementAndGet();
+            return null;
+        }
         KeyCounts fresh = new KeyCounts(s, clientKey, ids.incrementAndGet());
         KeyCounts raced = s.clients.putIfAbsent(clientKey, fresh);
-        if (raced != null) return raced;
-        keys.incrementAndGet();
+        if (raced != null) {
+            keys.decrementAndGet();
+            return raced;
+        }
         return fresh;
     }
 

@@ -285,6 +285,36 @@ class ApproximateEngineTest {
         assertThat(decide(a, rule).rules().get(0).remaining()).isEqualTo(94);
     }
 
+    /** Found in a review of 0.3: new clients racing for the last free states each took one, past {@code maxKeys}. */
+    @Test
+    void newClientsRacingForTheLastStatesNeverHoldMoreThanMaxKeys() throws Exception {
+        Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
+        int threads = 8;
+        for (int round = 0; round < 200; round++) {
+            ApproximateEngine a = new ApproximateEngine(clock, true, redis, "t:", 4, false, () -> "test");
+            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+            List<Thread> running = new ArrayList<>();
+            int r = round;
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                Thread thread = new Thread(() -> {
+                    try {
+                        start.await();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                    for (int k = 0; k < 8; k++) {
+                        a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=10." + r % 250 + "." + id + "." + k))));
+                    }
+                });
+                thread.start();
+                running.add(thread);
+            }
+            for (Thread thread : running) thread.join();
+            assertThat(a.keyCount()).as("round %d", round).isLessThanOrEqualTo(4);
+        }
+    }
+
     @Test
     void aClientBeyondMaxKeysGetsNoStateAndIdleEndedOnesAreSweptAtSyncs() {
         Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
