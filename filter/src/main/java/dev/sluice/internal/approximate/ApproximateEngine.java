@@ -315,18 +315,24 @@ public final class ApproximateEngine implements AutoCloseable {
         }
     }
 
-    /** Forgets this instance's counts of one client of one rule (an operator's reset; Redis's key is deleted apart). */
+    /**
+     * Forgets this instance's counts of one client of one rule (an operator's reset; Redis's key is deleted
+     * apart, after this returns). Waits for a sync in flight: its counts of the client, sent before the reset,
+     * then reach Redis before the key is deleted, not after (which would undo the reset).
+     */
     public void reset(Rule rule, ClientKey clientKey) {
         if (!rule.algorithm().isWindow() || rule.algorithm() == Algorithm.SLIDING_WINDOW_LOG) return;
         Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()));
         if (s == null) return;
-        KeyCounts c = s.clients.get(clientKey);
-        if (c == null) return;
-        c.lock();
-        try {
-            if (!c.removed) remove(c);
-        } finally {
-            c.unlock();
+        synchronized (syncLock) {
+            KeyCounts c = s.clients.get(clientKey);
+            if (c == null) return;
+            c.lock();
+            try {
+                if (!c.removed) remove(c);
+            } finally {
+                c.unlock();
+            }
         }
     }
 

@@ -197,6 +197,35 @@ class ApproximateEngineTest {
         assertThat(redis.count(KEY, T0)).as("the 50 admitted, each counted").isEqualTo(50);
     }
 
+    /**
+     * Found in a review of 0.3: an operator's reset during a sync deleted the key while the sync, sent before
+     * it, was still on its way; Redis then added the client's counts back and the reset was undone. A reset now
+     * waits for the sync in flight, so the key is deleted after its counts arrive.
+     */
+    @Test
+    void aResetDuringASyncIsNotUndoneByTheCountsThatSyncCarries() throws Exception {
+        Rule rule = fixed(100, Duration.ofMinutes(1), Duration.ofMillis(100));
+        ApproximateEngine a = instance();
+        assertThat(admit(a, rule, 30)).isEqualTo(30);
+        Thread[] operator = new Thread[1];
+        redis.during(deltas -> {
+            operator[0] = new Thread(() -> {
+                a.reset(rule, CLIENT); // the operator's reset: this instance's counts, then Redis's key
+                redis.delete(KEY);
+            });
+            operator[0].start();
+            // until the reset has run or waits for this sync
+            while (operator[0].getState() != Thread.State.BLOCKED && operator[0].getState() != Thread.State.TERMINATED) {
+                Thread.onSpinWait();
+            }
+        });
+        assertThat(a.sync()).isTrue();
+        redis.during(deltas -> { });
+        operator[0].join();
+        assertThat(redis.count(KEY, T0)).as("the reset stands").isZero();
+        assertThat(decide(a, rule).rules().get(0).remaining()).isEqualTo(99);
+    }
+
     @Test
     void eachWindowStartsFromWhatTheLastSyncSaidAboutIt() {
         Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));

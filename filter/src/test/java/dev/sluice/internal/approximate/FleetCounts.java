@@ -149,6 +149,11 @@ public final class FleetCounts implements CountExchange {
         return s.algorithm == Algorithm.SLIDING_WINDOW_COUNTER && end - 2 * windowMs == start ? s.previous : 0;
     }
 
+    /** Deletes a key, as an operator's reset does in Redis. */
+    public synchronized void delete(String key) {
+        keys.remove(key);
+    }
+
     public void during(Consumer<List<Delta>> action) {
         this.during = action;
     }
