@@ -22,8 +22,8 @@ An instance's counts join the stored count when the instance's window holds a mo
 applies (fixed-window: the stored count runs past the instance window's start and either that window
 still runs or is the stored count's own; the count then ends at the later of the two ends), as
 decide.lua counts a request while a count applies and a lagging caller's against the window already
-begun; the counter: when the instance's window still runs and the key's is later, its counts join the
-key's current count). Else a newer window replaces the key's as decide.lua would, and a count for a
+begun; the counter: when the instance's window still runs and the key's is later than the next, its
+counts join the key's current count). Else a newer window replaces the key's as decide.lua would, and a count for a
 window that is over is dropped (for the counter: unless it is the key's previous window). Counts never
 go below 0 (an instance gives back what a request it counted took when another rule of that request
 denied it, after sending it). A count for a window that has not begun on the script's clock (by more
@@ -95,8 +95,8 @@ for i = 1, #KEYS do
       dc, dp = 0, 0 -- a window not begun here: an instance's clock far ahead (the key only read)
     end
     if dc ~= 0 or dp ~= 0 then
-      if s >= 0 and ds < s and ds + window > now then
-        c = c + dc + dp -- a lagging instance: its counts join the key's window, begun first elsewhere
+      if s >= 0 and ds < s - window and ds + window > now then
+        c = c + dc + dp -- a window made shorter, or a lagging instance: its counts join the key's window
       else
         if s < 0 then
           s, c, p = ds, 0, 0

@@ -94,7 +94,7 @@ public final class FleetCounts implements CountExchange {
             dp = 0;
         }
         if (dc != 0 || dp != 0) {
-            if (s >= 0 && ds < s && ds + w > now) { // a lagging instance
+            if (s >= 0 && ds < s - w && ds + w > now) { // a window made shorter, or a lagging instance
                 c += dc + dp;
             } else {
                 if (s < 0) {
