@@ -814,11 +814,20 @@ public final class ApproximateEngine implements AutoCloseable {
                 return w;
             }
             w = Math.max(w, pendingStart);
-            if (pendingStart != w) {
-                pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
-                pendingCurrent = 0;
+            if (pendingStart == w) return w;
+            if (pendingStart != NONE && pendingStart + series.length(pendingStart) > now
+                    && (series.algorithm == Algorithm.FIXED_WINDOW || pendingStart < w - series.windowMs)) {
+                // the pending counts' window still runs on this clock and the fleet counts in a later one (a window
+                // made shorter, whose stored count is named by its end; a clock that lags Redis's): they join it,
+                // as sync.lua joins them to the stored count (a counter's previous window stays the previous)
+                if (series.algorithm != Algorithm.FIXED_WINDOW) pendingCurrent += pendingPrevious; // an ended fixed window's count matters to nobody
+                pendingPrevious = 0;
                 pendingStart = w;
+                return w;
             }
+            pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
+            pendingCurrent = 0;
+            pendingStart = w;
             return w;
         }
 

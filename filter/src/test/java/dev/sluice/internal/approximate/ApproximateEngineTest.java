@@ -511,4 +511,30 @@ class ApproximateEngineTest {
         b.sync(); // b learns the fleet's count
         assertThat(byA + byB + admit(b, rule, 10)).as("the fleet, from then on").isEqualTo(10);
     }
+
+    /**
+     * Found in a second review of 0.3: an instance whose clock lags Redis's learned at a sync that the fleet
+     * counts in the next window; what it admitted in its own (still running) window while that sync was in
+     * flight was dropped instead of joining the fleet's count, as a lagging caller's decisions do in the exact
+     * engine.
+     */
+    @Test
+    void anInstanceWhoseClockLagsCountsWhatItAdmittedDuringASyncInTheFleetsWindow() {
+        Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
+        ManualClock onTime = new ManualClock(T0 + 1_100);
+        ManualClock lagging = new ManualClock(T0 + 800); // 300 ms behind
+        FleetCounts fleet = new FleetCounts(onTime);
+        ApproximateEngine a = new ApproximateEngine(lagging, false, fleet, "t:", 10, false, () -> "test");
+        ApproximateEngine b = new ApproximateEngine(onTime, false, fleet, "t:", 10, false, () -> "test");
+        admit(b, rule, 1);
+        b.sync(); // the fleet counts in [1 s, 2 s)
+        admit(a, rule, 1);
+        int[] duringSync = {0};
+        fleet.during(deltas -> duringSync[0] += admit(a, rule, 5));
+        a.sync();
+        fleet.during(deltas -> { });
+        assertThat(duringSync[0]).isEqualTo(5);
+        a.sync();
+        assertThat(fleet.count(KEY, T0 + 1_000)).as("every admission in the fleet's window").isEqualTo(1 + 1 + 5);
+    }
 }

@@ -97,6 +97,47 @@ class ApproximateWindowChangeTest {
         }
     }
 
+    /**
+     * Found in a second review of 0.3: the first sync after the window was made shorter answers with the stored
+     * minute's count, named by its end less a second; requests admitted while that sync was in flight were
+     * counted in the second that runs and were dropped when the instance moved to the fleet's window.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
+    void admissionsWhileTheFirstSyncAfterAShorterWindowIsInFlightAreCounted(Algorithm algorithm) {
+        ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + 10_000);
+        String prefix = TestRedis.uniquePrefix("approx-inflight");
+        String key = prefix + "{api:ip=10.0.0.1}";
+        SyncScript script = new SyncScript(jedis, false);
+        Runnable[] whileInFlight = {() -> { }};
+        CountExchange exchange = (deltas, now) -> {
+            whileInFlight[0].run();
+            return script.exchange(deltas, now);
+        };
+        try (ApproximateEngine instance = new ApproximateEngine(clock, false, exchange, prefix, 1_000, false,
+                () -> "test")) {
+            assertThat(load(instance, clock, rule(algorithm, 30, Duration.ofMinutes(1)), 200)).isEqualTo(30);
+
+            Rule shorter = rule(algorithm, 10, Duration.ofSeconds(1)); // reloaded: 10 a second
+            List<Acquisition> request = List.of(new Acquisition(shorter, ClientKey.parse("ip=10.0.0.1")));
+            int[] admitted = {0};
+            Runnable five = () -> {
+                for (int i = 0; i < 5; i++) {
+                    if (instance.decide(request).allowed()) admitted[0]++;
+                }
+            };
+            five.run();
+            whileInFlight[0] = five;
+            assertThat(instance.sync()).isTrue();
+            whileInFlight[0] = () -> { };
+            assertThat(admitted[0]).as("the second's limit, the minute's count not yet known").isEqualTo(10);
+            assertThat(instance.sync()).isTrue();
+            assertThat(stored(key)).as("every admission counted in the count that runs").isEqualTo(30L + admitted[0]);
+        } finally {
+            jedis.del(key);
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
     void aWindowMadeLongerKeepsTheCountOfTheShorterOne(Algorithm algorithm) {
