@@ -819,8 +819,10 @@ public final class ApproximateEngine implements AutoCloseable {
                     && (series.algorithm == Algorithm.FIXED_WINDOW || pendingStart < w - series.windowMs)) {
                 // the pending counts' window still runs on this clock and the fleet counts in a later one (a window
                 // made shorter, whose stored count is named by its end; a clock that lags Redis's): they join it,
-                // as sync.lua joins them to the stored count (a counter's previous window stays the previous)
-                if (series.algorithm != Algorithm.FIXED_WINDOW) pendingCurrent += pendingPrevious; // an ended fixed window's count matters to nobody
+                // as sync.lua joins them to the stored count; a give-back (a negative count) is for a take that may
+                // have been counted in another count than the fleet's now: dropped, as sync.lua drops it, erring low
+                pendingCurrent = Math.max(0, pendingCurrent)
+                        + (series.algorithm == Algorithm.FIXED_WINDOW ? 0 : Math.max(0, pendingPrevious)); // an ended fixed window's count matters to nobody
                 pendingPrevious = 0;
                 pendingStart = w;
                 return w;

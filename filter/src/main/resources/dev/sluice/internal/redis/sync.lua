@@ -20,10 +20,13 @@ start for this window, end - window (the counter's end rounded up to a multiple 
 as sliding-window-counter.lua does), which can lie ahead of `now` when the window was made shorter.
 An instance's counts join the stored count when the instance's window holds a moment the count
 applies (fixed-window: the stored count runs past the instance window's start and either that window
-still runs or is the stored count's own; the count then ends at the later of the two ends), as
-decide.lua counts a request while a count applies and a lagging caller's against the window already
-begun; the counter: when the instance's window still runs and the key's is later than the next, its
-counts join the key's current count). Else a newer window replaces the key's as decide.lua would, and a count for a
+still runs or is the stored count's own; the count then ends at the later of the two ends, if the
+instance's window has begun: not at the end of a window named after the stored count's end, a week
+not begun when a month's count is read by weeks), as decide.lua counts a request while a count
+applies and a lagging caller's against the window already begun; the counter: when the instance's
+window still runs and the key's is later than the next, its counts join the key's current count). A
+give-back (a negative count) joins only its own window's count: one for an earlier window's take
+(a lagging instance, the key since moved on) is dropped, since the count that runs never held it. Else a newer window replaces the key's as decide.lua would, and a count for a
 window that is over is dropped (for the counter: unless it is the key's previous window). Counts never
 go below 0 (an instance gives back what a request it counted took when another rule of that request
 denied it, after sending it). A count for a window that has not begun on the script's clock (by more
@@ -64,13 +67,13 @@ for i = 1, #KEYS do
     end
     if dc ~= 0 then
       ttl = nil
-      if e > ds and (ds >= e - window or ds + window > now) then
-        c = c + dc -- the count running in the instance's window
+      if e > ds and (ds >= e - window or (ds + window > now and dc > 0)) then
+        c = c + dc -- the count running in the instance's window (a give-back only to its own window's count)
         if c < 0 then
           c = 0
         end
-        if ds + window > e then
-          e = ds + window
+        if ds + window > e and ds <= now then
+          e = ds + window -- extended to the end of a window begun (not of one named after the stored count's end)
         end
         ttl = e - now + MARGIN
       elseif e <= ds and dc > 0 then
@@ -96,7 +99,9 @@ for i = 1, #KEYS do
     end
     if dc ~= 0 or dp ~= 0 then
       if s >= 0 and ds < s - window and ds + window > now then
-        c = c + dc + dp -- a window made shorter, or a lagging instance: its counts join the key's window
+        -- a window made shorter, or a lagging instance: its counts join the key's window (its give-backs are
+        -- for takes counted in an earlier window: dropped)
+        c = c + (dc > 0 and dc or 0) + (dp > 0 and dp or 0)
       else
         if s < 0 then
           s, c, p = ds, 0, 0

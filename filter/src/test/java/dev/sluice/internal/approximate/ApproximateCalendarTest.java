@@ -133,4 +133,38 @@ class ApproximateCalendarTest {
             jedis.del(prefix + "{daily:k}");
         }
     }
+
+    /**
+     * Found in a second review of 0.3: a month's count read by calendar weeks (a reload, a plan switch) is named
+     * by the week holding its last moment, a week not begun; the approximate mode's counts sent for that week
+     * extended the month's count to the week's end, three days into January, where the exact engine ends it
+     * with December: a client denied for days it should not have been.
+     */
+    @Test
+    void aMonthsCountReadByWeeksEndsWithTheMonthAsTheExactEngineEndsIt() {
+        String prefix = TestRedis.uniquePrefix("approx-calendar-weeks");
+        ZoneId utc = ZoneId.of("UTC");
+        Rule monthly = Rule.builder("quota").algorithm(Algorithm.FIXED_WINDOW).limit(10).calendar(utc)
+                .window(java.time.Period.ofMonths(1)).build();
+        Rule weekly = Rule.builder("quota").algorithm(Algorithm.FIXED_WINDOW).limit(10).calendar(utc)
+                .window(Duration.ofDays(7)).sync(Duration.ofSeconds(1)).build();
+        ManualClock clock = new ManualClock(ms("2026-12-22T12:00Z")); // a Tuesday; the week of 28 December ends in January
+        RedisEngine exact = new RedisEngine(jedis, prefix, false, clock, false);
+        ClientKey client = ClientKey.parse("k");
+        try (ApproximateEngine a = instance(clock, prefix, "a")) {
+            for (int i = 0; i < 4; i++) assertThat(exact.decide(List.of(new Acquisition(monthly, client))).allowed()).isTrue();
+            List<Acquisition> request = List.of(new Acquisition(weekly, client));
+            assertThat(a.decide(request).allowed()).isTrue();
+            assertThat(a.sync()).isTrue(); // learns the month's count, named by the week of 28 December
+            assertThat(a.decide(request).allowed()).isTrue();
+            assertThat(a.sync()).isTrue();
+
+            clock.set(ms("2027-01-01T00:00:01Z"));
+            RuleDecision e = exact.decide(List.of(new Acquisition(weekly.toBuilder().sync(Duration.ZERO).build(), client)))
+                    .rules().get(0);
+            assertThat(e.remaining()).as("December's 6 over with December").isEqualTo(9);
+        } finally {
+            jedis.del(prefix + "{quota:k}");
+        }
+    }
 }

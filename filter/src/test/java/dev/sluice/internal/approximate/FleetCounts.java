@@ -74,9 +74,9 @@ public final class FleetCounts implements CountExchange {
             if (ds > now + MARGIN && e <= ds) dc = 0; // not begun, no count running then
             if (dc != 0) {
                 boolean write = false;
-                if (e > ds && (ds >= e - w || ds + w > now)) { // the count running in the instance's window
+                if (e > ds && (ds >= e - w || (ds + w > now && dc > 0))) { // the count running in the instance's window
                     c = Math.max(0, c + dc);
-                    e = Math.max(e, ds + w);
+                    if (ds <= now) e = Math.max(e, ds + w); // not to the end of a window not begun
                     write = true;
                 } else if (e <= ds && dc > 0) { // over: replaced
                     e = ds + w;
@@ -95,7 +95,7 @@ public final class FleetCounts implements CountExchange {
         }
         if (dc != 0 || dp != 0) {
             if (s >= 0 && ds < s - w && ds + w > now) { // a window made shorter, or a lagging instance
-                c += dc + dp;
+                c += Math.max(0, dc) + Math.max(0, dp); // give-backs of takes counted in an earlier window: dropped
             } else {
                 if (s < 0) {
                     s = ds;

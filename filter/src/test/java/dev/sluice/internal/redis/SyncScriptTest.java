@@ -173,4 +173,52 @@ class SyncScriptTest {
                 .counts()).as("nothing written for a counter either").containsExactly(Counts.EMPTY);
         assertThat(jedis.exists(counter)).isFalse();
     }
+    /** One exchange, by the script and by its reference on the same clock: their replies, which must agree. */
+    private Counts both(SyncScript script, FleetCounts model, Delta delta, long now) {
+        Counts actual = script.exchange(List.of(delta), now).counts().get(0);
+        assertThat(model.exchange(List.of(delta), now).counts().get(0)).as("the reference").isEqualTo(actual);
+        return actual;
+    }
+
+    /**
+     * Found in a second review of 0.3: an instance whose clock lags sent a give-back for a request it had counted
+     * in its own window after the fleet had moved to the next; it was taken from the next window's count, which
+     * never held that request, and the fleet admitted one more than its limit there.
+     */
+    @Test
+    void aLaggingInstancesGiveBackIsNotTakenFromALaterWindowsCount() {
+        long t = ManualClock.MINUTE_BOUNDARY;
+        FleetCounts model = new FleetCounts(new ManualClock(t), false);
+        SyncScript script = new SyncScript(jedis, false);
+        byte[] fixed = key("ip=10.8.0.1");
+        byte[] counter = key("ip=10.8.0.2");
+        both(script, model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t + 1_000, 5, 0), t + 1_100);
+        assertThat(both(script, model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t, -1, 0), t + 800))
+                .as("the second's count stands").isEqualTo(new Counts(t + 1_000, 5, 0));
+        both(script, model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 3_000, 5, 0), t + 3_100);
+        assertThat(both(script, model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, -1, -1), t + 1_800))
+                .isEqualTo(new Counts(t + 3_000, 5, 0));
+        assertThat(both(script, model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, 2, 1), t + 1_800))
+                .as("its takes join it, as a lagging caller's do").isEqualTo(new Counts(t + 3_000, 8, 0));
+    }
+
+    /**
+     * Found in a second review of 0.3: a count read in windows that do not nest in the one that wrote it (a
+     * month's count read by calendar weeks) is named by its end less a week, a week not begun; counts sent for
+     * it extended the month's count to that week's end, days after the month's, where the exact engine ends it
+     * with the month.
+     */
+    @Test
+    void countsForAWindowNamedAfterTheStoredCountsEndDoNotExtendIt() {
+        long t = ManualClock.MINUTE_BOUNDARY;
+        FleetCounts model = new FleetCounts(new ManualClock(t), false);
+        SyncScript script = new SyncScript(jedis, false);
+        byte[] key = key("ip=10.8.0.3");
+        both(script, model, new Delta(key, Algorithm.FIXED_WINDOW, 60_000, t, 3, 0), t + 10_000); // ends at t + 60 s
+        assertThat(both(script, model, new Delta(key, Algorithm.FIXED_WINDOW, 25_000, t + 50_000, 1, 0), t + 10_000))
+                .as("still the minute's count, ending with it").isEqualTo(new Counts(t + 35_000, 4, 0));
+        assertThat(jedis.pttl(key)).isLessThanOrEqualTo(50_000 + 1_000);
+        assertThat(both(script, model, new Delta(key, Algorithm.FIXED_WINDOW, 25_000, t + 50_000, 1, 0), t + 50_000))
+                .as("once begun, that window extends it to its end").isEqualTo(new Counts(t + 50_000, 5, 0));
+    }
 }
