@@ -52,6 +52,10 @@ class ApproximateWindowChangeTest {
         return Rule.builder("api").algorithm(algorithm).limit(limit).window(window).sync(Duration.ofMillis(SYNC_MS)).build();
     }
 
+    private static ApproximateEngine engine(ManualClock clock, CountExchange exchange, String prefix) {
+        return new ApproximateEngine(clock, false, exchange, prefix, 1_000, false, () -> "test");
+    }
+
     /** Twenty requests, then a sync, every 100 ms for {@code ms}: how many were admitted. */
     private static int load(ApproximateEngine instance, ManualClock clock, Rule rule, long ms) {
         List<Acquisition> request = List.of(new Acquisition(rule, ClientKey.parse("ip=10.0.0.1")));
@@ -78,8 +82,7 @@ class ApproximateWindowChangeTest {
         ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + 10_000);
         String prefix = TestRedis.uniquePrefix("approx-shorter");
         String key = prefix + "{api:ip=10.0.0.1}";
-        try (ApproximateEngine instance = new ApproximateEngine(clock, false, new SyncScript(jedis, false), prefix, 1_000,
-                false, () -> "test")) {
+        try (ApproximateEngine instance = engine(clock, new SyncScript(jedis, false), prefix)) {
             int before = load(instance, clock, rule(algorithm, 30, Duration.ofMinutes(1)), 300);
             assertThat(before).isEqualTo(30);
 
@@ -114,8 +117,7 @@ class ApproximateWindowChangeTest {
             whileInFlight[0].run();
             return script.exchange(deltas, now);
         };
-        try (ApproximateEngine instance = new ApproximateEngine(clock, false, exchange, prefix, 1_000, false,
-                () -> "test")) {
+        try (ApproximateEngine instance = engine(clock, exchange, prefix)) {
             assertThat(load(instance, clock, rule(algorithm, 30, Duration.ofMinutes(1)), 200)).isEqualTo(30);
 
             Rule shorter = rule(algorithm, 10, Duration.ofSeconds(1)); // reloaded: 10 a second
@@ -144,8 +146,7 @@ class ApproximateWindowChangeTest {
         ManualClock clock = new ManualClock(ManualClock.MINUTE_BOUNDARY + 10_000);
         String prefix = TestRedis.uniquePrefix("approx-longer");
         String key = prefix + "{api:ip=10.0.0.1}";
-        try (ApproximateEngine instance = new ApproximateEngine(clock, false, new SyncScript(jedis, false), prefix, 1_000,
-                false, () -> "test")) {
+        try (ApproximateEngine instance = engine(clock, new SyncScript(jedis, false), prefix)) {
             assertThat(load(instance, clock, rule(algorithm, 8, Duration.ofSeconds(1)), 300)).isEqualTo(8);
 
             Rule longer = rule(algorithm, 10, Duration.ofMinutes(1)); // reloaded: 10 a minute
