@@ -766,6 +766,12 @@ public final class ApproximateEngine implements AutoCloseable {
         long pendingStart = NONE;
         long pendingCurrent;
         long pendingPrevious;
+        /** The window the pending counts last moved from into the fleet's later one ({@link #window}), else NONE. */
+        long movedFrom = NONE;
+        /** How much of what moved then can still be given back ({@link #untake}): takes counted in the fleet's window since. */
+        long moved;
+        /** The window whose counts the last sync put in a later-named count of the fleet ({@link #acknowledge}), else NONE. */
+        long joinedLater = NONE;
         /** Decided since the last snapshot: to be synced. */
         boolean used;
         boolean removed;
@@ -811,25 +817,34 @@ public final class ApproximateEngine implements AutoCloseable {
                 // drop them (sync.lua), so they are the current window's
                 pendingStart = w;
                 pendingPrevious = 0;
+                movedFrom = NONE;
+                moved = 0;
                 return w;
             }
             w = Math.max(w, pendingStart);
             if (pendingStart == w) return w;
-            if (pendingStart != NONE && pendingStart + series.length(pendingStart) > now
-                    && (series.algorithm == Algorithm.FIXED_WINDOW || pendingStart < w - series.windowMs)) {
+            if (pendingStart != NONE && pendingStart + series.length(pendingStart) > now) {
                 // the pending counts' window still runs on this clock and the fleet counts in a later one (a window
                 // made shorter, whose stored count is named by its end; a clock that lags Redis's): they join it,
-                // as sync.lua joins them to the stored count; a give-back (a negative count) is for a take that may
-                // have been counted in another count than the fleet's now: dropped, as sync.lua drops it, erring low
-                pendingCurrent = Math.max(0, pendingCurrent)
-                        + (series.algorithm == Algorithm.FIXED_WINDOW ? 0 : Math.max(0, pendingPrevious)); // an ended fixed window's count matters to nobody
-                pendingPrevious = 0;
+                // as sync.lua joins them and as the exact engine counts a lagging caller's; the counter's window
+                // before them stays the one before when the fleet's is the next, else joins too. A give-back (a
+                // negative count) is for a take sent before: kept when the last sync put that window's takes in the
+                // fleet's later count, else dropped (the take may sit in another count), erring strict
+                long current = pendingStart == joinedLater ? pendingCurrent : Math.max(0, pendingCurrent);
+                long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : Math.max(0, pendingPrevious);
+                boolean next = pendingStart == w - series.windowMs;
+                pendingCurrent = next ? current : current + previous;
+                pendingPrevious = next ? previous : 0;
+                movedFrom = pendingStart;
+                moved = Math.max(0, current);
                 pendingStart = w;
                 return w;
             }
             pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
             pendingCurrent = 0;
             pendingStart = w;
+            movedFrom = NONE;
+            moved = 0;
             return w;
         }
 
@@ -857,6 +872,11 @@ public final class ApproximateEngine implements AutoCloseable {
         void untake(long w, long cost) {
             if (pendingStart == w) {
                 pendingCurrent -= cost;
+            } else if (w == movedFrom && (moved > 0 || w == joinedLater)) {
+                // a take moved with the pending counts into the fleet's window, or sent and put there by the fleet
+                long back = w == joinedLater ? cost : Math.min(cost, moved);
+                moved = Math.max(0, moved - back);
+                pendingCurrent -= back;
             } else if (pendingStart == w + series.windowMs) {
                 pendingPrevious -= cost;
             } // else: that window is over for every algorithm; nothing to give back
@@ -900,6 +920,10 @@ public final class ApproximateEngine implements AutoCloseable {
                 // February): named by the calendar instead, from its end
                 start = series.start(start + sendingLength - 1);
             }
+            // the counts sent joined a later-named count (a window made shorter, a lagging clock): the give-backs of
+            // those takes, pending now, belong there too
+            joinedLater = sendingStart != NONE && start != NONE && start > sendingStart && sendingCurrent > 0
+                    ? sendingStart : NONE;
             syncedStart = start;
             syncedCurrent = counts.current();
             syncedPrevious = counts.previous();

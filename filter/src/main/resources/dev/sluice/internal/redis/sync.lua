@@ -23,10 +23,12 @@ applies (fixed-window: the stored count runs past the instance window's start an
 still runs or is the stored count's own; the count then ends at the later of the two ends, if the
 instance's window has begun: not at the end of a window named after the stored count's end, a week
 not begun when a month's count is read by weeks), as decide.lua counts a request while a count
-applies and a lagging caller's against the window already begun; the counter: when the instance's
-window still runs and the key's is later than the next, its counts join the key's current count). A
-give-back (a negative count) joins only its own window's count: one for an earlier window's take
-(a lagging instance, the key since moved on) is dropped, since the count that runs never held it. Else a newer window replaces the key's as decide.lua would, and a count for a
+applies and a lagging caller's against the window already begun; a count that has ended, its key
+not yet expired, is not joined; the counter: when the instance's window still runs and the key's is
+later, its counts join the key's current count, its window before the key's previous when the key's
+is the next). A give-back (a negative count) joins only its own window's count: one for an earlier
+window's take (a lagging instance, the key since moved on) is dropped, since the count that runs may
+never have held it. Else a newer window replaces the key's as decide.lua would, and a count for a
 window that is over is dropped (for the counter: unless it is the key's previous window). Counts never
 go below 0 (an instance gives back what a request it counted took when another rule of that request
 denied it, after sending it). A count for a window that has not begun on the script's clock (by more
@@ -58,8 +60,8 @@ for i = 1, #KEYS do
   if algorithm == 1 then
     if stored and #stored == 17 then
       tag, a, b = decode('<Bdd', stored)
-      if tag == 1 then
-        e, c = a, b
+      if tag == 1 and a > now then
+        e, c = a, b -- a count applies until its end (decide.lua: at < stored_end); one ended is not revived
       end
     end
     if ds > now + MARGIN and e <= ds then
@@ -98,10 +100,20 @@ for i = 1, #KEYS do
       dc, dp = 0, 0 -- a window not begun here: an instance's clock far ahead (the key only read)
     end
     if dc ~= 0 or dp ~= 0 then
-      if s >= 0 and ds < s - window and ds + window > now then
-        -- a window made shorter, or a lagging instance: its counts join the key's window (its give-backs are
-        -- for takes counted in an earlier window: dropped)
-        c = c + (dc > 0 and dc or 0) + (dp > 0 and dp or 0)
+      if s >= 0 and ds < s and ds + window > now then
+        -- a lagging instance, or a window made shorter: its counts join the key's current window, as decide.lua
+        -- counts a lagging caller's (its window before stays the one before when the key's is the next); its
+        -- give-backs are for takes sent before, which may sit in another count: dropped
+        if dc > 0 then
+          c = c + dc
+        end
+        if dp > 0 then
+          if ds == s - window then
+            p = p + dp
+          else
+            c = c + dp
+          end
+        end
       else
         if s < 0 then
           s, c, p = ds, 0, 0

@@ -10,6 +10,8 @@ import dev.sluice.limiter.RuleDecision;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.TestSeed;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -536,5 +538,60 @@ class ApproximateEngineTest {
         assertThat(duringSync[0]).isEqualTo(5);
         a.sync();
         assertThat(fleet.count(KEY, T0 + 1_000)).as("every admission in the fleet's window").isEqualTo(1 + 1 + 5);
+    }
+
+    /**
+     * Found in a third review of 0.3: a take moved with the pending counts into the fleet's later window (a
+     * clock that lags, a window made shorter) and then given back (another rule of its request denied it) was
+     * looked for in its old window and not given back: the fleet counted a request that was not made.
+     */
+    @Test
+    void aGiveBackAfterThePendingTakeMovedToTheFleetsWindowIsGivenBack() {
+        Rule rule = fixed(100, Duration.ofSeconds(1), Duration.ofMillis(100));
+        ManualClock onTime = new ManualClock(T0 + 1_100);
+        ManualClock lagging = new ManualClock(T0 + 800); // 300 ms behind
+        FleetCounts fleet = new FleetCounts(onTime);
+        ApproximateEngine a = new ApproximateEngine(lagging, false, fleet, "t:", 10, false, () -> "test");
+        ApproximateEngine b = new ApproximateEngine(onTime, false, fleet, "t:", 10, false, () -> "test");
+        admit(b, rule, 1);
+        b.sync(); // the fleet counts in [1 s, 2 s)
+        admit(a, rule, 1);
+        ApproximateEngine.Result[] reserved = {null};
+        fleet.during(deltas -> reserved[0] = a.reserve(List.of(new Acquisition(rule, CLIENT))));
+        a.sync();
+        fleet.during(deltas -> { });
+        assertThat(reserved[0].decision().allowed()).isTrue();
+        admit(a, rule, 1); // another request: moves the pending take to the fleet's window
+        a.release(reserved[0]);
+        a.sync();
+        assertThat(fleet.count(KEY, T0 + 1_000)).as("b's 1, a's 1 + 1; the released one given back").isEqualTo(3);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
+    void aGiveBackOfATakeThatJoinedTheFleetsLaterCountIsGivenBackThere(Algorithm algorithm) {
+        clock.set(T0 + 10_000);
+        ApproximateEngine a = instance();
+        Rule minute = Rule.builder("api").algorithm(algorithm).limit(100).window(Duration.ofMinutes(1))
+                .sync(Duration.ofMillis(100)).build();
+        assertThat(admit(a, minute, 30)).isEqualTo(30);
+        a.sync();
+        Rule second = minute.toBuilder().window(Duration.ofSeconds(1)).build(); // reloaded: 100 a second
+        ApproximateEngine.Result moved = a.reserve(List.of(new Acquisition(second, CLIENT)));
+        admit(a, second, 1);
+        ApproximateEngine.Result[] reserved = {null};
+        fleet(a, deltas -> reserved[0] = a.reserve(List.of(new Acquisition(second, CLIENT))));
+        assertThat(redis.count(KEY, T0 + 59_000, 1_000)).as("the second's takes join the minute's count").isEqualTo(32);
+        admit(a, second, 1); // moves the pending take to the fleet's window
+        a.release(reserved[0]); // pending when it moved
+        a.release(moved); // sent, and joined the minute's count
+        a.sync();
+        assertThat(redis.count(KEY, T0 + 59_000, 1_000)).as("30 + the two admitted; both released ones given back").isEqualTo(32);
+    }
+
+    private void fleet(ApproximateEngine a, java.util.function.Consumer<List<CountExchange.Delta>> whileInFlight) {
+        redis.during(whileInFlight);
+        a.sync();
+        redis.during(deltas -> { });
     }
 }

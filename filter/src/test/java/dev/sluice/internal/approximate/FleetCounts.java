@@ -70,7 +70,8 @@ public final class FleetCounts implements CountExchange {
         long dp = d.previous();
         long c = stored == null ? 0 : stored.current;
         if (d.algorithm() == Algorithm.FIXED_WINDOW) {
-            long e = stored == null ? -1 : stored.end;
+            long e = stored == null || stored.end <= now ? -1 : stored.end; // an ended count is not revived
+            if (e < 0) c = 0;
             if (ds > now + MARGIN && e <= ds) dc = 0; // not begun, no count running then
             if (dc != 0) {
                 boolean write = false;
@@ -94,8 +95,13 @@ public final class FleetCounts implements CountExchange {
             dp = 0;
         }
         if (dc != 0 || dp != 0) {
-            if (s >= 0 && ds < s - w && ds + w > now) { // a window made shorter, or a lagging instance
-                c += Math.max(0, dc) + Math.max(0, dp); // give-backs of takes counted in an earlier window: dropped
+            if (s >= 0 && ds < s && ds + w > now) { // a lagging instance, or a window made shorter
+                c += Math.max(0, dc); // give-backs of takes sent before: dropped
+                if (ds == s - w) {
+                    p += Math.max(0, dp);
+                } else {
+                    c += Math.max(0, dp);
+                }
             } else {
                 if (s < 0) {
                     s = ds;

@@ -221,4 +221,39 @@ class SyncScriptTest {
         assertThat(both(script, model, new Delta(key, Algorithm.FIXED_WINDOW, 25_000, t + 50_000, 1, 0), t + 50_000))
                 .as("once begun, that window extends it to its end").isEqualTo(new Counts(t + 50_000, 5, 0));
     }
+
+    /**
+     * Found in a third review of 0.3: a sliding-window counter's request admitted by an instance whose clock lags,
+     * after the key moved to the next window, went to the key's previous count (fading over the window, gone a
+     * window early), where the exact engine counts a lagging caller's in the current one.
+     */
+    @Test
+    void aLaggingInstancesCounterAdmissionCountsWhereTheExactEnginesWould() {
+        long t = ManualClock.MINUTE_BOUNDARY;
+        Rule exactRule = Rule.builder("api").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(100)
+                .window(Duration.ofSeconds(1)).build();
+        ClientKey client = ClientKey.parse("ip=10.8.0.4");
+        ManualClock onTime = new ManualClock(t + 1_100);
+        ManualClock lagging = new ManualClock(t + 800); // 300 ms behind
+        RedisEngine exactOnTime = new RedisEngine(jedis, prefix + "x", false, onTime, false);
+        RedisEngine exactLagging = new RedisEngine(jedis, prefix + "x", false, lagging, false);
+        assertThat(exactOnTime.decide(List.of(new Acquisition(exactRule, client))).allowed()).isTrue();
+        assertThat(exactLagging.decide(List.of(new Acquisition(exactRule, client))).allowed()).isTrue();
+
+        Rule rule = exactRule.toBuilder().sync(Duration.ofMillis(100)).build();
+        SyncScript script = new SyncScript(jedis, false);
+        try (dev.sluice.internal.approximate.ApproximateEngine b = new dev.sluice.internal.approximate.ApproximateEngine(
+                onTime, false, script, prefix, 10, false, () -> "b");
+             dev.sluice.internal.approximate.ApproximateEngine a = new dev.sluice.internal.approximate.ApproximateEngine(
+                     lagging, false, script, prefix, 10, false, () -> "a")) {
+            assertThat(b.decide(List.of(new Acquisition(rule, client))).allowed()).isTrue();
+            assertThat(b.sync()).isTrue();
+            assertThat(a.decide(List.of(new Acquisition(rule, client))).allowed()).isTrue();
+            assertThat(a.sync()).isTrue();
+        }
+        byte[] exactState = jedis.get(exactOnTime.key(exactRule, client).getBytes(StandardCharsets.UTF_8));
+        byte[] approximateState = jedis.get(key("ip=10.8.0.4"));
+        assertThat(approximateState).as("the same end, current and previous counts: 2 in the current window")
+                .isEqualTo(exactState);
+    }
 }
