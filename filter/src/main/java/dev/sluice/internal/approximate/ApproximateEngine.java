@@ -498,7 +498,7 @@ public final class ApproximateEngine implements AutoCloseable {
             c.lock();
             try {
                 if (got != null) {
-                    c.acknowledge(got);
+                    c.acknowledge(got, reply.atMillis());
                 } else {
                     c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
                     c.unsynced = true;
@@ -911,7 +911,7 @@ public final class ApproximateEngine implements AutoCloseable {
         }
 
         /** The sync's reply: the fleet's counts now include what was sent. */
-        void acknowledge(CountExchange.Counts counts) {
+        void acknowledge(CountExchange.Counts counts, long at) {
             unsynced = false;
             long start = counts.windowStart();
             if (series.calendar != null && start != NONE) {
@@ -920,10 +920,10 @@ public final class ApproximateEngine implements AutoCloseable {
                 // February): named by the calendar instead, from its end
                 start = series.start(start + sendingLength - 1);
             }
-            // the counts sent joined a later-named count (a window made shorter, a lagging clock): the give-backs of
-            // those takes, pending now, belong there too
+            // the counts sent joined a later-named count (a window made shorter, a lagging clock: their window still
+            // ran at the script's time `at`, else sync.lua dropped them): the give-backs of those takes belong there too
             joinedLater = sendingStart != NONE && start != NONE && start > sendingStart && sendingCurrent > 0
-                    ? sendingStart : NONE;
+                    && sendingStart + sendingLength > at ? sendingStart : NONE;
             syncedStart = start;
             syncedCurrent = counts.current();
             syncedPrevious = counts.previous();
