@@ -498,7 +498,7 @@ public final class ApproximateEngine implements AutoCloseable {
             c.lock();
             try {
                 if (got != null) {
-                    c.acknowledge(got, reply.atMillis());
+                    c.acknowledge(got);
                 } else {
                     c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
                     c.unsynced = true;
@@ -766,12 +766,6 @@ public final class ApproximateEngine implements AutoCloseable {
         long pendingStart = NONE;
         long pendingCurrent;
         long pendingPrevious;
-        /** The window the pending counts last moved from into the fleet's later one ({@link #window}), else NONE. */
-        long movedFrom = NONE;
-        /** How much of what moved then can still be given back ({@link #untake}): takes counted in the fleet's window since. */
-        long moved;
-        /** The window whose counts the last sync put in a later-named count of the fleet ({@link #acknowledge}), else NONE. */
-        long joinedLater = NONE;
         /** Decided since the last snapshot: to be synced. */
         boolean used;
         boolean removed;
@@ -817,8 +811,6 @@ public final class ApproximateEngine implements AutoCloseable {
                 // drop them (sync.lua), so they are the current window's
                 pendingStart = w;
                 pendingPrevious = 0;
-                movedFrom = NONE;
-                moved = 0;
                 return w;
             }
             w = Math.max(w, pendingStart);
@@ -828,23 +820,19 @@ public final class ApproximateEngine implements AutoCloseable {
                 // made shorter, whose stored count is named by its end; a clock that lags Redis's): they join it,
                 // as sync.lua joins them and as the exact engine counts a lagging caller's; the counter's window
                 // before them stays the one before when the fleet's is the next, else joins too. A give-back (a
-                // negative count) is for a take sent before: kept when the last sync put that window's takes in the
-                // fleet's later count, else dropped (the take may sit in another count), erring strict
-                long current = pendingStart == joinedLater ? pendingCurrent : Math.max(0, pendingCurrent);
+                // negative count) is for a take sent before, which may sit in that window's own count or in the
+                // fleet's later one (no take says which): dropped, erring strict, as sync.lua drops it
+                long current = Math.max(0, pendingCurrent);
                 long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : Math.max(0, pendingPrevious);
                 boolean next = pendingStart == w - series.windowMs;
                 pendingCurrent = next ? current : current + previous;
                 pendingPrevious = next ? previous : 0;
-                movedFrom = pendingStart;
-                moved = Math.max(0, current);
                 pendingStart = w;
                 return w;
             }
             pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
             pendingCurrent = 0;
             pendingStart = w;
-            movedFrom = NONE;
-            moved = 0;
             return w;
         }
 
@@ -872,14 +860,10 @@ public final class ApproximateEngine implements AutoCloseable {
         void untake(long w, long cost) {
             if (pendingStart == w) {
                 pendingCurrent -= cost;
-            } else if (w == movedFrom && (moved > 0 || w == joinedLater)) {
-                // a take moved with the pending counts into the fleet's window, or sent and put there by the fleet
-                long back = w == joinedLater ? cost : Math.min(cost, moved);
-                moved = Math.max(0, moved - back);
-                pendingCurrent -= back;
             } else if (pendingStart == w + series.windowMs) {
                 pendingPrevious -= cost;
-            } // else: that window is over for every algorithm; nothing to give back
+            } // else: that window is over for every algorithm, or its counts moved into the fleet's later window
+              // (window(now)) where no take says which count holds this one: nothing given back, erring strict
         }
 
         boolean idle() {
@@ -911,7 +895,7 @@ public final class ApproximateEngine implements AutoCloseable {
         }
 
         /** The sync's reply: the fleet's counts now include what was sent. */
-        void acknowledge(CountExchange.Counts counts, long at) {
+        void acknowledge(CountExchange.Counts counts) {
             unsynced = false;
             long start = counts.windowStart();
             if (series.calendar != null && start != NONE) {
@@ -920,10 +904,6 @@ public final class ApproximateEngine implements AutoCloseable {
                 // February): named by the calendar instead, from its end
                 start = series.start(start + sendingLength - 1);
             }
-            // the counts sent joined a later-named count (a window made shorter, a lagging clock: their window still
-            // ran at the script's time `at`, else sync.lua dropped them): the give-backs of those takes belong there too
-            joinedLater = sendingStart != NONE && start != NONE && start > sendingStart && sendingCurrent > 0
-                    && sendingStart + sendingLength > at ? sendingStart : NONE;
             syncedStart = start;
             syncedCurrent = counts.current();
             syncedPrevious = counts.previous();
