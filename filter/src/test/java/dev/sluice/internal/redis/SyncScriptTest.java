@@ -1,5 +1,6 @@
 package dev.sluice.internal.redis;
 
+import dev.sluice.internal.approximate.ApproximateEngine;
 import dev.sluice.internal.approximate.CountExchange;
 import dev.sluice.internal.approximate.CountExchange.Counts;
 import dev.sluice.internal.approximate.CountExchange.Delta;
@@ -173,10 +174,11 @@ class SyncScriptTest {
                 .counts()).as("nothing written for a counter either").containsExactly(Counts.EMPTY);
         assertThat(jedis.exists(counter)).isFalse();
     }
-    /** One exchange, by the script and by its reference on the same clock: their replies, which must agree. */
-    private Counts both(SyncScript script, FleetCounts model, Delta delta, long now) {
-        Counts actual = script.exchange(List.of(delta), now).counts().get(0);
-        assertThat(model.exchange(List.of(delta), now).counts().get(0)).as("the reference").isEqualTo(actual);
+
+    /** One exchange at {@code now}, by the script and by its reference: their replies, which must agree. */
+    private Counts both(FleetCounts reference, Delta delta, long now) {
+        Counts actual = new SyncScript(jedis, false).exchange(List.of(delta), now).counts().get(0);
+        assertThat(reference.exchange(List.of(delta), now).counts().get(0)).as("the reference").isEqualTo(actual);
         return actual;
     }
 
@@ -189,16 +191,15 @@ class SyncScriptTest {
     void aLaggingInstancesGiveBackIsNotTakenFromALaterWindowsCount() {
         long t = ManualClock.MINUTE_BOUNDARY;
         FleetCounts model = new FleetCounts(new ManualClock(t), false);
-        SyncScript script = new SyncScript(jedis, false);
         byte[] fixed = key("ip=10.8.0.1");
         byte[] counter = key("ip=10.8.0.2");
-        both(script, model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t + 1_000, 5, 0), t + 1_100);
-        assertThat(both(script, model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t, -1, 0), t + 800))
+        both(model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t + 1_000, 5, 0), t + 1_100);
+        assertThat(both(model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t, -1, 0), t + 800))
                 .as("the second's count stands").isEqualTo(new Counts(t + 1_000, 5, 0));
-        both(script, model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 3_000, 5, 0), t + 3_100);
-        assertThat(both(script, model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, -1, -1), t + 1_800))
+        both(model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 3_000, 5, 0), t + 3_100);
+        assertThat(both(model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, -1, -1), t + 1_800))
                 .isEqualTo(new Counts(t + 3_000, 5, 0));
-        assertThat(both(script, model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, 2, 1), t + 1_800))
+        assertThat(both(model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, 2, 1), t + 1_800))
                 .as("its takes join it, as a lagging caller's do").isEqualTo(new Counts(t + 3_000, 8, 0));
     }
 
@@ -212,13 +213,12 @@ class SyncScriptTest {
     void countsForAWindowNamedAfterTheStoredCountsEndDoNotExtendIt() {
         long t = ManualClock.MINUTE_BOUNDARY;
         FleetCounts model = new FleetCounts(new ManualClock(t), false);
-        SyncScript script = new SyncScript(jedis, false);
         byte[] key = key("ip=10.8.0.3");
-        both(script, model, new Delta(key, Algorithm.FIXED_WINDOW, 60_000, t, 3, 0), t + 10_000); // ends at t + 60 s
-        assertThat(both(script, model, new Delta(key, Algorithm.FIXED_WINDOW, 25_000, t + 50_000, 1, 0), t + 10_000))
+        both(model, new Delta(key, Algorithm.FIXED_WINDOW, 60_000, t, 3, 0), t + 10_000); // ends at t + 60 s
+        assertThat(both(model, new Delta(key, Algorithm.FIXED_WINDOW, 25_000, t + 50_000, 1, 0), t + 10_000))
                 .as("still the minute's count, ending with it").isEqualTo(new Counts(t + 35_000, 4, 0));
         assertThat(jedis.pttl(key)).isLessThanOrEqualTo(50_000 + 1_000);
-        assertThat(both(script, model, new Delta(key, Algorithm.FIXED_WINDOW, 25_000, t + 50_000, 1, 0), t + 50_000))
+        assertThat(both(model, new Delta(key, Algorithm.FIXED_WINDOW, 25_000, t + 50_000, 1, 0), t + 50_000))
                 .as("once begun, that window extends it to its end").isEqualTo(new Counts(t + 50_000, 5, 0));
     }
 
@@ -242,10 +242,8 @@ class SyncScriptTest {
 
         Rule rule = exactRule.toBuilder().sync(Duration.ofMillis(100)).build();
         SyncScript script = new SyncScript(jedis, false);
-        try (dev.sluice.internal.approximate.ApproximateEngine b = new dev.sluice.internal.approximate.ApproximateEngine(
-                onTime, false, script, prefix, 10, false, () -> "b");
-             dev.sluice.internal.approximate.ApproximateEngine a = new dev.sluice.internal.approximate.ApproximateEngine(
-                     lagging, false, script, prefix, 10, false, () -> "a")) {
+        try (ApproximateEngine b = new ApproximateEngine(onTime, false, script, prefix, 10, false, () -> "b");
+             ApproximateEngine a = new ApproximateEngine(lagging, false, script, prefix, 10, false, () -> "a")) {
             assertThat(b.decide(List.of(new Acquisition(rule, client))).allowed()).isTrue();
             assertThat(b.sync()).isTrue();
             assertThat(a.decide(List.of(new Acquisition(rule, client))).allowed()).isTrue();
