@@ -91,7 +91,7 @@ public final class ApproximateEngine implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApproximateEngine.class);
     private static final long NONE = CountExchange.Counts.NONE;
-    private static final Result RETRY = new Result(null, null, null, null, null, null);
+    private static final Result RETRY = new Result(null, null, null, null, null, null, null);
     /**
      * What {@link #decide} returns for a client whose last sync failed (its master away, on a Cluster):
      * decide it by the failure policy; nothing was taken.
@@ -99,7 +99,7 @@ public final class ApproximateEngine implements AutoCloseable {
     public static final Decision UNSYNCED = Decision.of(List.of(new RuleDecision(
             Rule.of("unsynced", Algorithm.FIXED_WINDOW, 1, java.time.Duration.ofSeconds(1)), true, 0, 0, 0, 0,
             RuleDecision.Source.UNAVAILABLE)));
-    private static final Result UNSYNCED_RESULT = new Result(UNSYNCED, null, null, null, null, null);
+    private static final Result UNSYNCED_RESULT = new Result(UNSYNCED, null, null, null, null, null, null);
     /** How long the background thread sleeps when no rule is approximate (it is woken by the first). */
     private static final long IDLE_PARK_NANOS = 1_000_000_000L;
 
@@ -160,15 +160,18 @@ public final class ApproximateEngine implements AutoCloseable {
         final long[] windows;
         final Verdict[] verdicts;
         final boolean[] taken;
+        /** Each take's {@link KeyCounts#sequence}: whether it still sits among its state's pending counts. */
+        final long[] sequences;
 
         Result(Decision decision, List<Acquisition> acquisitions, KeyCounts[] states, long[] windows,
-               Verdict[] verdicts, boolean[] taken) {
+               Verdict[] verdicts, boolean[] taken, long[] sequences) {
             this.decision = decision;
             this.acquisitions = acquisitions;
             this.states = states;
             this.windows = windows;
             this.verdicts = verdicts;
             this.taken = taken;
+            this.sequences = sequences;
         }
 
         /** The decision, with what was taken taken. */
@@ -291,14 +294,16 @@ public final class ApproximateEngine implements AutoCloseable {
             s.used = true;
         }
         boolean[] taken = new boolean[n];
+        long[] sequences = new long[n];
         List<RuleDecision> decisions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Acquisition a = acquisitions.get(i);
             taken[i] = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
             if (taken[i]) states[i].take(windows[i], a.cost());
+            sequences[i] = states[i].sequence;
             decisions.add(verdicts[i].decision(a.rule(), taken[i], RuleDecision.Source.APPROXIMATE));
         }
-        return new Result(Decision.of(decisions), acquisitions, states, windows, verdicts, taken);
+        return new Result(Decision.of(decisions), acquisitions, states, windows, verdicts, taken, sequences);
     }
 
     /** Gives back what {@code result} took (another rule of its request denied it): as if it had not been asked. */
@@ -308,7 +313,7 @@ public final class ApproximateEngine implements AutoCloseable {
             KeyCounts s = result.states[i];
             s.lock();
             try {
-                s.untake(result.windows[i], result.acquisitions.get(i).cost());
+                s.untake(result.windows[i], result.acquisitions.get(i).cost(), result.sequences[i]);
             } finally {
                 s.unlock();
             }
@@ -744,7 +749,10 @@ public final class ApproximateEngine implements AutoCloseable {
     /**
      * One client of one rule: three sets of counts, each a window start with the counts of that window
      * and the one before: the fleet's at the last sync ({@code synced}), what this instance sent in the
-     * sync in flight ({@code sending}), what it admitted since ({@code pending}). All fields are guarded
+     * sync in flight ({@code sending}), what it admitted since ({@code pending}); and apart from the takes,
+     * the give-backs of takes already sent ({@code given}, then {@code sendingGiven}), each of its take's
+     * own window: sent with the takes, they come off that window's count only, so that a give-back never
+     * cancels a take that the fleet counts in another window. All fields are guarded
      * by its lock: a plain mutex on the state's own synchronizer (one object per client; a request never
      * holds one client's lock twice), which keeps its throughput on a hot key under contention.
      */
@@ -766,6 +774,19 @@ public final class ApproximateEngine implements AutoCloseable {
         long pendingStart = NONE;
         long pendingCurrent;
         long pendingPrevious;
+        /** Of the sync in flight: give-backs of takes sent into the window {@code sendingStart}, and the one before. */
+        long sendingGivenCurrent;
+        long sendingGivenPrevious;
+        /** Give-backs since, of takes sent before (or moved into another window): window {@code givenStart}, and the one before. */
+        long givenStart = NONE;
+        long givenCurrent;
+        long givenPrevious;
+        /**
+         * Bumped by each snapshot and whenever the pending counts move to another window other than by the
+         * clock's advance: a take made at the current sequence still sits among the pending counts, in its own
+         * window's (or, once that window is the previous one, in the previous).
+         */
+        long sequence;
         /** Decided since the last snapshot: to be synced. */
         boolean used;
         boolean removed;
@@ -811,6 +832,7 @@ public final class ApproximateEngine implements AutoCloseable {
                 // drop them (sync.lua), so they are the current window's
                 pendingStart = w;
                 pendingPrevious = 0;
+                sequence++;
                 return w;
             }
             w = Math.max(w, pendingStart);
@@ -819,15 +841,14 @@ public final class ApproximateEngine implements AutoCloseable {
                 // the pending counts' window still runs on this clock and the fleet counts in a later one (a window
                 // made shorter, whose stored count is named by its end; a clock that lags Redis's): they join it,
                 // as sync.lua joins them and as the exact engine counts a lagging caller's; the counter's window
-                // before them stays the one before when the fleet's is the next, else joins too. A give-back (a
-                // negative count) is for a take sent before, which may sit in that window's own count or in the
-                // fleet's later one (no take says which): dropped, erring strict, as sync.lua drops it
-                long current = Math.max(0, pendingCurrent);
-                long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : Math.max(0, pendingPrevious);
+                // before them stays the one before when the fleet's is the next, else joins too. Their takes are
+                // given back apart from now on (untake), off their own window's count
+                long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious;
                 boolean next = pendingStart == w - series.windowMs;
-                pendingCurrent = next ? current : current + previous;
+                pendingCurrent = next ? pendingCurrent : pendingCurrent + previous;
                 pendingPrevious = next ? previous : 0;
                 pendingStart = w;
+                sequence++;
                 return w;
             }
             pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
@@ -843,7 +864,8 @@ public final class ApproximateEngine implements AutoCloseable {
 
         /** This instance's tokens in window {@code x} that no sync has acknowledged yet. */
         long unsynced(long x) {
-            return at(sendingStart, sendingCurrent, sendingPrevious, x) + at(pendingStart, pendingCurrent, pendingPrevious, x);
+            return at(sendingStart, sendingCurrent - sendingGivenCurrent, sendingPrevious - sendingGivenPrevious, x)
+                    + at(pendingStart, pendingCurrent, pendingPrevious, x) - at(givenStart, givenCurrent, givenPrevious, x);
         }
 
         private long at(long start, long current, long previous, long x) {
@@ -857,17 +879,36 @@ public final class ApproximateEngine implements AutoCloseable {
             largestUnsynced = Math.max(largestUnsynced, unsynced(w));
         }
 
-        void untake(long w, long cost) {
-            if (pendingStart == w) {
-                pendingCurrent -= cost;
-            } else if (pendingStart == w + series.windowMs) {
-                pendingPrevious -= cost;
-            } // else: that window is over for every algorithm, or its counts moved into the fleet's later window
-              // (window(now)) where no take says which count holds this one: nothing given back, erring strict
+        /**
+         * Gives back a take made in window {@code w} at sequence {@code takenAt}: off the pending counts while it
+         * sits there; else (sent, or moved into the fleet's later window) as a give-back of window {@code w}, which
+         * Redis takes off that window's count only: if the count that holds it is another (a lagging instance's
+         * take joined the fleet's later window) or gone (Redis lost the key), the fleet keeps counting it, erring
+         * strict, and never takes it off a count that did not hold it.
+         */
+        void untake(long w, long cost, long takenAt) {
+            if (takenAt == sequence) {
+                if (pendingStart == w) {
+                    pendingCurrent -= cost;
+                } else if (pendingStart == w + series.windowMs) {
+                    pendingPrevious -= cost;
+                } // else: its window is over for every algorithm, its counts dropped with it
+                return;
+            }
+            if (givenStart == NONE || w > givenStart) {
+                givenPrevious = givenStart != NONE && w == givenStart + series.windowMs ? givenCurrent : 0;
+                givenCurrent = 0;
+                givenStart = w;
+            }
+            if (w == givenStart) {
+                givenCurrent += cost;
+            } else if (w == givenStart - series.windowMs) {
+                givenPrevious += cost;
+            } // else: a window over for every algorithm
         }
 
         boolean idle() {
-            return !used && pendingCurrent == 0 && pendingPrevious == 0 && sendingStart == NONE;
+            return !used && pendingCurrent == 0 && pendingPrevious == 0 && sendingStart == NONE && givenStart == NONE;
         }
 
         /** Whether no window this state knows of matters any more (one window after the last, two for the counter). */
@@ -887,11 +928,21 @@ public final class ApproximateEngine implements AutoCloseable {
             sendingPrevious = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious; // an ended fixed window matters to nobody
             pendingCurrent = 0;
             pendingPrevious = 0;
+            // the give-backs, of the window sent and the one before; any other's is of a window over (or of one
+            // not begun, its takes since moved back into the current one): dropped
+            sendingGivenCurrent = givenStart == sendingStart ? givenCurrent : 0;
+            sendingGivenPrevious = series.algorithm == Algorithm.FIXED_WINDOW ? 0
+                    : givenStart == sendingStart ? givenPrevious
+                    : givenStart == sendingStart - series.windowMs ? givenCurrent : 0;
+            givenStart = NONE;
+            givenCurrent = 0;
+            givenPrevious = 0;
+            sequence++; // every take so far is sent (or given back)
             if (key == null) key = series.key(clientKey);
             // a calendar window's own length: sync.lua names the stored window by its end less this
             sendingLength = series.length(sendingStart);
             return new CountExchange.Delta(key, series.algorithm, sendingLength, sendingStart, sendingCurrent,
-                    sendingPrevious);
+                    sendingPrevious, sendingGivenCurrent, sendingGivenPrevious);
         }
 
         /** The sync's reply: the fleet's counts now include what was sent. */
@@ -910,27 +961,29 @@ public final class ApproximateEngine implements AutoCloseable {
             sendingStart = NONE;
             sendingCurrent = 0;
             sendingPrevious = 0;
+            sendingGivenCurrent = 0;
+            sendingGivenPrevious = 0;
         }
 
         /**
-         * The sync failed: what was sent counts as unsent again. It may have been added (the reply lost after
-         * Redis applied it): a count sent twice makes the fleet admit less, but a give-back sent twice (a
-         * negative count: {@link #untake} after its take was sent) would make it admit more, so a negative
-         * count is not kept: if Redis missed it, the fleet counts a request given back, erring low.
+         * The sync failed: the takes sent count as unsent again. They may have been added (the reply lost after
+         * Redis applied them): a take sent twice makes the fleet admit less, but a give-back sent twice would
+         * make it admit more, so the give-backs sent are not kept: if Redis missed them, the fleet counts
+         * requests given back, erring low.
          */
         void restore() {
             if (sendingStart == NONE) return;
-            long current = Math.max(0, sendingCurrent);
-            long previous = Math.max(0, sendingPrevious);
             if (pendingStart == sendingStart) {
-                pendingCurrent += current;
-                pendingPrevious += previous;
+                pendingCurrent += sendingCurrent;
+                pendingPrevious += sendingPrevious;
             } else if (pendingStart == sendingStart + series.windowMs) {
-                pendingPrevious += current;
+                pendingPrevious += sendingCurrent;
             }
             sendingStart = NONE;
             sendingCurrent = 0;
             sendingPrevious = 0;
+            sendingGivenCurrent = 0;
+            sendingGivenPrevious = 0;
             used = true; // to be sent with the next sync
         }
     }

@@ -14,16 +14,27 @@ import java.util.List;
 public interface CountExchange {
 
     /**
-     * What one instance counted for one key since its last exchange.
+     * What one instance counted for one key since its last exchange: its takes, and apart from them its
+     * give-backs of takes it had already sent (another rule of a request denied it, or its cost was settled
+     * after the response), which come off their own window's count only, wherever the takes go.
      *
-     * @param key         the Redis key of the rule's client, the same one the exact script keeps
-     * @param algorithm   {@code FIXED_WINDOW} or {@code SLIDING_WINDOW_COUNTER}
-     * @param windowMs    the rule's window
-     * @param windowStart the aligned window the instance is in (ms since the epoch)
-     * @param current     tokens it counted in that window (negative: it gave back more than it sent)
-     * @param previous    tokens it counted in the window before ({@code sliding-window-counter} only, else 0)
+     * @param key           the Redis key of the rule's client, the same one the exact script keeps
+     * @param algorithm     {@code FIXED_WINDOW} or {@code SLIDING_WINDOW_COUNTER}
+     * @param windowMs      the rule's window
+     * @param windowStart   the aligned window the instance is in (ms since the epoch)
+     * @param current       tokens it took in that window (not yet sent)
+     * @param previous      tokens it took in the window before ({@code sliding-window-counter} only, else 0)
+     * @param givenCurrent  tokens it gives back of takes sent into that window's count
+     * @param givenPrevious tokens it gives back of takes sent into the window before's count
+     *                      ({@code sliding-window-counter} only, else 0)
      */
-    record Delta(byte[] key, Algorithm algorithm, long windowMs, long windowStart, long current, long previous) {
+    record Delta(byte[] key, Algorithm algorithm, long windowMs, long windowStart, long current, long previous,
+                 long givenCurrent, long givenPrevious) {
+
+        /** Takes alone, nothing given back. */
+        public Delta(byte[] key, Algorithm algorithm, long windowMs, long windowStart, long current, long previous) {
+            this(key, algorithm, windowMs, windowStart, current, previous, 0, 0);
+        }
     }
 
     /**

@@ -54,7 +54,7 @@ public final class SyncScript implements CountExchange {
     private static final byte[] SHA_BYTES = SHA.getBytes(StandardCharsets.US_ASCII);
     static final int KEYS_PER_CALL = 128;
     private static final int NOW_BYTES = 8;
-    private static final int KEY_BYTES = 1 + 4 * 8;
+    private static final int KEY_BYTES = 1 + 6 * 8;
     private static final double REDIS_TIME = -1;
 
     private final UnifiedJedis jedis;
@@ -270,7 +270,8 @@ public final class SyncScript implements CountExchange {
         for (int i : call) {
             Delta d = deltas.get(i);
             b.put(d.algorithm() == Algorithm.FIXED_WINDOW ? (byte) 1 : (byte) 2)
-                    .putDouble(d.windowMs()).putDouble(d.windowStart()).putDouble(d.current()).putDouble(d.previous());
+                    .putDouble(d.windowMs()).putDouble(d.windowStart()).putDouble(d.current()).putDouble(d.previous())
+                    .putDouble(d.givenCurrent()).putDouble(d.givenPrevious());
         }
         return List.of(b.array());
     }

@@ -8,9 +8,10 @@ KEYS[i]   the state key of a rule's client, <key-prefix>{<rule>:<client key>}: t
           current, previous: end is when the current count's window ends), so that exact and
           approximate decisions count together; here a window is named by its start (end - window)
 ARGV[1]   little-endian binary: struct '<d' now in ms since the epoch (negative: read the server's TIME,
-          clock=redis); then per key '<Bdddd': algorithm (1 fixed-window, 2 sliding-window-counter),
-          window ms, the start of the window the instance counts in, its count there, its count in the
-          window before (sliding-window-counter only; 0 for fixed-window)
+          clock=redis); then per key '<Bdddddd': algorithm (1 fixed-window, 2 sliding-window-counter),
+          window ms, the start of the window the instance counts in, its takes there, its takes in the
+          window before (sliding-window-counter only; 0 for fixed-window), then its give-backs of takes
+          it sent before into that window's count and into the one before's (0 for fixed-window)
 Reply     a string of little-endian doubles: per key the state after the exchange, window start (-1 when
           the key holds nothing), current count, previous count (0 for fixed-window); then the time, ms
 
@@ -26,12 +27,12 @@ not begun when a month's count is read by weeks), as decide.lua counts a request
 applies and a lagging caller's against the window already begun; a count that has ended, its key
 not yet expired, is not joined; the counter: when the instance's window still runs and the key's is
 later, its counts join the key's current count, its window before the key's previous when the key's
-is the next). A give-back (a negative count) joins only its own window's count: one for an earlier
-window's take (a lagging instance, the key since moved on) is dropped, since the count that runs may
-never have held it. Else a newer window replaces the key's as decide.lua would, and a count for a
-window that is over is dropped (for the counter: unless it is the key's previous window). Counts never
-go below 0 (an instance gives back what a request it counted took when another rule of that request
-denied it, after sending it). A count for a window that has not begun on the script's clock (by more
+is the next). A give-back comes off its own window's count only, before the takes are added, and
+only off a count the key holds: one for a window the key has moved on from (a lagging instance's) or
+that the key lost (an eviction, a failover) is dropped, since the count that runs never held its take;
+counts never go below 0. Takes are never negative (one is read as 0). Else a newer window replaces the
+key's as decide.lua would, and a count for a window that is over is dropped (for the counter: unless it
+is the key's previous window). A count for a window that has not begun on the script's clock (by more
 than the margin: an instance whose clock is far ahead of Redis's, with clock=redis) is dropped unless
 it joins a stored count that runs then (the instance learned that window from this script), so that it
 cannot move the key to a window to come, dropping the fleet's count and setting a TTL that far away.
@@ -51,11 +52,17 @@ if now < 0 then
 end
 
 local parts = {}
-local algorithm, window, ds, dc, dp, key, stored, s, c, p, e, ttl, tag, a, b, d
+local algorithm, window, ds, dc, dp, gc, gp, key, stored, s, c, p, e, ttl, tag, a, b, d
 for i = 1, #KEYS do
-  algorithm, window, ds, dc, dp, pos = decode('<Bdddd', request, pos)
+  algorithm, window, ds, dc, dp, gc, gp, pos = decode('<Bdddddd', request, pos)
+  if dc < 0 then
+    dc = 0
+  end
+  if dp < 0 then
+    dp = 0
+  end
   key = KEYS[i]
-  s, c, p, e = -1, 0, 0, -1
+  s, c, p, e, ttl = -1, 0, 0, -1, nil
   stored = pcall('GET', key)
   if algorithm == 1 then
     if stored and #stored == 17 then
@@ -67,24 +74,27 @@ for i = 1, #KEYS do
     if ds > now + MARGIN and e <= ds then
       dc = 0 -- a window not begun here, no count running then: an instance's clock far ahead (the key only read)
     end
-    if dc ~= 0 then
-      ttl = nil
-      if e > ds and (ds >= e - window or (ds + window > now and dc > 0)) then
-        c = c + dc -- the count running in the instance's window (a give-back only to its own window's count)
-        if c < 0 then
-          c = 0
-        end
+    if gc > 0 and e > ds and ds >= e - window then
+      c = c - gc -- given back off the count of the takes' own window
+      if c < 0 then
+        c = 0
+      end
+      ttl = e - now + MARGIN
+    end
+    if dc > 0 then
+      if e > ds and (ds >= e - window or ds + window > now) then
+        c = c + dc -- the count running in the instance's window
         if ds + window > e and ds <= now then
           e = ds + window -- extended to the end of a window begun (not of one named after the stored count's end)
         end
         ttl = e - now + MARGIN
-      elseif e <= ds and dc > 0 then
+      elseif e <= ds then
         e, c = ds + window, dc -- the stored count is over: the instance's window replaces it
         ttl = e - now + MARGIN
       end
-      if ttl and ttl >= 1 then
-        call('PSETEX', key, format('%d', ttl), encode('<Bdd', 1, e, c))
-      end
+    end
+    if ttl and ttl >= 1 then
+      call('PSETEX', key, format('%d', ttl), encode('<Bdd', 1, e, c))
     end
     if e >= 0 then
       s = e - window
@@ -99,20 +109,32 @@ for i = 1, #KEYS do
     if ds > now + MARGIN and ds ~= s then
       dc, dp = 0, 0 -- a window not begun here: an instance's clock far ahead (the key only read)
     end
-    if dc ~= 0 or dp ~= 0 then
+    if s >= 0 and (gc > 0 or gp > 0) then
+      -- given back off the counts of the takes' own windows, ds's and the one before's, where the key holds them
+      if s == ds then
+        c, p = c - gc, p - gp
+      elseif s == ds + window then
+        p = p - gc
+      elseif s == ds - window then
+        c = c - gp
+      end
+      if c < 0 then
+        c = 0
+      end
+      if p < 0 then
+        p = 0
+      end
+      ttl = s + 2 * window - now + MARGIN
+    end
+    if dc > 0 or dp > 0 then
       if s >= 0 and ds < s and ds + window > now then
         -- a lagging instance, or a window made shorter: its counts join the key's current window, as decide.lua
-        -- counts a lagging caller's (its window before stays the one before when the key's is the next); its
-        -- give-backs are for takes sent before, which may sit in another count: dropped
-        if dc > 0 then
-          c = c + dc
-        end
-        if dp > 0 then
-          if ds == s - window then
-            p = p + dp
-          else
-            c = c + dp
-          end
+        -- counts a lagging caller's (its window before stays the one before when the key's is the next)
+        c = c + dc
+        if ds == s - window then
+          p = p + dp
+        else
+          c = c + dp
         end
       else
         if s < 0 then
@@ -131,16 +153,10 @@ for i = 1, #KEYS do
           p = p + dc
         end
       end
-      if c < 0 then
-        c = 0
-      end
-      if p < 0 then
-        p = 0
-      end
       ttl = s + 2 * window - now + MARGIN
-      if ttl >= 1 then
-        call('PSETEX', key, format('%d', ttl), encode('<Bddd', 2, s + window, c, p))
-      end
+    end
+    if ttl and ttl >= 1 then
+      call('PSETEX', key, format('%d', ttl), encode('<Bddd', 2, s + window, c, p))
     end
   else
     return redis.error_reply('ERR sluice: the approximate mode has no algorithm ' .. algorithm)

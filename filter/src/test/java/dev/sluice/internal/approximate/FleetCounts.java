@@ -66,26 +66,32 @@ public final class FleetCounts implements CountExchange {
         if (stored != null && ((expires && stored.expiresAt <= now) || stored.algorithm != d.algorithm())) stored = null;
         long w = d.windowMs();
         long ds = d.windowStart();
-        long dc = d.current();
-        long dp = d.previous();
+        long dc = Math.max(0, d.current()); // a take is never negative
+        long dp = Math.max(0, d.previous());
+        long gc = d.givenCurrent();
+        long gp = d.givenPrevious();
         long c = stored == null ? 0 : stored.current;
         if (d.algorithm() == Algorithm.FIXED_WINDOW) {
             long e = stored == null || stored.end <= now ? -1 : stored.end; // an ended count is not revived
             if (e < 0) c = 0;
             if (ds > now + MARGIN && e <= ds) dc = 0; // not begun, no count running then
-            if (dc != 0) {
-                boolean write = false;
-                if (e > ds && (ds >= e - w || (ds + w > now && dc > 0))) { // the count running in the instance's window
-                    c = Math.max(0, c + dc);
+            boolean write = false;
+            if (gc > 0 && e > ds && ds >= e - w) { // given back off its own window's count only
+                c = Math.max(0, c - gc);
+                write = true;
+            }
+            if (dc > 0) {
+                if (e > ds && (ds >= e - w || ds + w > now)) { // the count running in the instance's window
+                    c += dc;
                     if (ds <= now) e = Math.max(e, ds + w); // not to the end of a window not begun
                     write = true;
-                } else if (e <= ds && dc > 0) { // over: replaced
+                } else if (e <= ds) { // over: replaced
                     e = ds + w;
                     c = dc;
                     write = true;
                 }
-                if (write && e - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, e, c, 0, e + MARGIN));
             }
+            if (write && e - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, e, c, 0, e + MARGIN));
             return e < 0 ? Counts.EMPTY : new Counts(e - w, c, 0);
         }
         long s = stored == null ? -1 : stored.end + Math.floorMod(-stored.end, w) - w; // the end rounded up
@@ -94,13 +100,28 @@ public final class FleetCounts implements CountExchange {
             dc = 0;
             dp = 0;
         }
-        if (dc != 0 || dp != 0) {
+        boolean write = false;
+        if (s >= 0 && (gc > 0 || gp > 0)) { // given back off the counts of their own windows, where the key holds them
+            if (s == ds) {
+                c -= gc;
+                p -= gp;
+            } else if (s == ds + w) {
+                p -= gc;
+            } else if (s == ds - w) {
+                c -= gp;
+            }
+            c = Math.max(0, c);
+            p = Math.max(0, p);
+            write = true;
+        }
+        if (dc > 0 || dp > 0) {
+            write = true;
             if (s >= 0 && ds < s && ds + w > now) { // a lagging instance, or a window made shorter
-                c += Math.max(0, dc); // give-backs of takes sent before: dropped
+                c += dc;
                 if (ds == s - w) {
-                    p += Math.max(0, dp);
+                    p += dp;
                 } else {
-                    c += Math.max(0, dp);
+                    c += dp;
                 }
             } else {
                 if (s < 0) {
@@ -119,10 +140,8 @@ public final class FleetCounts implements CountExchange {
                     p += dc;
                 }
             }
-            c = Math.max(0, c);
-            p = Math.max(0, p);
-            if (s + 2 * w - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, s + w, c, p, s + 2 * w + MARGIN));
         }
+        if (write && s + 2 * w - now + MARGIN >= 1) put(key, new Stored(d.algorithm(), w, s + w, c, p, s + 2 * w + MARGIN));
         return s < 0 ? Counts.EMPTY : new Counts(s, c, p);
     }
 

@@ -50,7 +50,7 @@ class SyncScriptTest {
 
     /**
      * Random exchanges (both algorithms, windows of several sizes that change while counts run, counts
-     * positive and negative, windows older, equal and newer than the key's, time passing past expiry) give the reference's counts, and
+     * positive and negative, give-backs, windows older, equal and newer than the key's, time passing past expiry) give the reference's counts, and
      * each key's TTL is the reference's expiry.
      */
     @Test
@@ -77,7 +77,9 @@ class SyncScriptTest {
                 long start = Math.floorDiv(now, w) * w + w * (random.nextInt(6) == 0 ? random.nextInt(3) - 1 : 0);
                 long current = random.nextInt(5) == 0 ? 0 : random.nextInt(40) - (random.nextInt(8) == 0 ? 50 : 0);
                 long previous = algorithms[i] == Algorithm.FIXED_WINDOW || random.nextBoolean() ? 0 : random.nextInt(20);
-                deltas.add(new Delta(key(clients[i]), algorithms[i], w, start, current, previous));
+                long given = random.nextInt(3) == 0 ? random.nextInt(30) : 0;
+                long givenBefore = algorithms[i] == Algorithm.FIXED_WINDOW || random.nextInt(3) != 0 ? 0 : random.nextInt(30);
+                deltas.add(new Delta(key(clients[i]), algorithms[i], w, start, current, previous, given, givenBefore));
             }
             if (deltas.isEmpty()) continue;
             String what = "step " + step + " at " + now + " " + TestSeed.replay();
@@ -194,10 +196,10 @@ class SyncScriptTest {
         byte[] fixed = key("ip=10.8.0.1");
         byte[] counter = key("ip=10.8.0.2");
         both(model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t + 1_000, 5, 0), t + 1_100);
-        assertThat(both(model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t, -1, 0), t + 800))
+        assertThat(both(model, new Delta(fixed, Algorithm.FIXED_WINDOW, 1_000, t, 0, 0, 1, 0), t + 800))
                 .as("the second's count stands").isEqualTo(new Counts(t + 1_000, 5, 0));
         both(model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 3_000, 5, 0), t + 3_100);
-        assertThat(both(model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, -1, -1), t + 1_800))
+        assertThat(both(model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, 0, 0, 1, 1), t + 1_800))
                 .isEqualTo(new Counts(t + 3_000, 5, 0));
         assertThat(both(model, new Delta(counter, Algorithm.SLIDING_WINDOW_COUNTER, 1_000, t + 1_000, 2, 1), t + 1_800))
                 .as("its takes join it, as a lagging caller's do").isEqualTo(new Counts(t + 3_000, 8, 0));
