@@ -503,7 +503,7 @@ public final class ApproximateEngine implements AutoCloseable {
             c.lock();
             try {
                 if (got != null) {
-                    c.acknowledge(got);
+                    c.acknowledge(got, reply.atMillis());
                 } else {
                     c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
                     c.unsynced = true;
@@ -787,6 +787,13 @@ public final class ApproximateEngine implements AutoCloseable {
          * window's (or, once that window is the previous one, in the previous).
          */
         long sequence;
+        /**
+         * Takes made before sequence {@code droppedBefore} in windows from {@code droppedFrom} on never reached
+         * their window's count (an instance whose clock ran ahead of Redis's: see {@link #forgetGiveBacks}); their
+         * give-backs are dropped. NONE when there are none.
+         */
+        long droppedFrom = NONE;
+        long droppedBefore;
         /** Decided since the last snapshot: to be synced. */
         boolean used;
         boolean removed;
@@ -828,11 +835,14 @@ public final class ApproximateEngine implements AutoCloseable {
             long w = series.start(now);
             w = Math.max(w, Math.max(syncedStart, sendingStart));
             if (pendingStart > w && pendingStart > series.start(now + RateAlgorithm.EXPIRY_MARGIN_MS)) {
-                // counted in a window not begun: under a clock far ahead, its offset since corrected; Redis would
-                // drop them (sync.lua), so they are the current window's
+                // counted in windows not begun (the window before them too, at most the current one): under a
+                // clock far ahead, its offset since corrected; Redis would drop them (sync.lua), so they are the
+                // current window's
                 pendingStart = w;
+                pendingCurrent += pendingPrevious;
                 pendingPrevious = 0;
                 sequence++;
+                forgetGiveBacks(w + 1);
                 return w;
             }
             w = Math.max(w, pendingStart);
@@ -895,6 +905,7 @@ public final class ApproximateEngine implements AutoCloseable {
                 } // else: its window is over for every algorithm, its counts dropped with it
                 return;
             }
+            if (droppedFrom != NONE && takenAt < droppedBefore && w >= droppedFrom) return; // its take never counted there
             if (givenStart == NONE || w > givenStart) {
                 givenPrevious = givenStart != NONE && w == givenStart + series.windowMs ? givenCurrent : 0;
                 givenCurrent = 0;
@@ -905,6 +916,22 @@ public final class ApproximateEngine implements AutoCloseable {
             } else if (w == givenStart - series.windowMs) {
                 givenPrevious += cost;
             } // else: a window over for every algorithm
+        }
+
+        /**
+         * The takes made so far in windows from {@code from} on never reach those windows' counts (Redis dropped
+         * them as of windows not begun on its clock, or this instance moved them back into the current window):
+         * their give-backs are dropped, else they would come off those windows' counts once they begin, which never
+         * held them (erring strict where one did).
+         */
+        void forgetGiveBacks(long from) {
+            droppedFrom = droppedFrom == NONE ? from : Math.min(droppedFrom, from);
+            droppedBefore = sequence;
+            if (givenStart != NONE && givenStart >= from) {
+                givenStart = NONE;
+                givenCurrent = 0;
+                givenPrevious = 0;
+            }
         }
 
         boolean idle() {
@@ -945,10 +972,17 @@ public final class ApproximateEngine implements AutoCloseable {
                     sendingPrevious, sendingGivenCurrent, sendingGivenPrevious);
         }
 
-        /** The sync's reply: the fleet's counts now include what was sent. */
-        void acknowledge(CountExchange.Counts counts) {
+        /** The sync's reply, at {@code atMillis} on the script's clock: the fleet's counts now include what was sent. */
+        void acknowledge(CountExchange.Counts counts, long atMillis) {
             unsynced = false;
             long start = counts.windowStart();
+            if ((sendingCurrent > 0 || sendingPrevious > 0) && sendingStart > atMillis + RateAlgorithm.EXPIRY_MARGIN_MS
+                    && (series.algorithm == Algorithm.FIXED_WINDOW
+                            ? start == NONE || start + sendingLength <= sendingStart
+                            : start != sendingStart)) {
+                // sync.lua dropped the takes, of a window not begun on its clock (this instance's clock ahead)
+                forgetGiveBacks(series.algorithm == Algorithm.FIXED_WINDOW ? sendingStart : sendingStart - series.windowMs);
+            }
             if (series.calendar != null && start != NONE) {
                 // sync.lua names the key's window by its end less the length sent, which is another window's
                 // when the key's is longer or shorter (the 25-hour day after a 24-hour one, March after

@@ -15,8 +15,8 @@ public interface CountExchange {
 
     /**
      * What one instance counted for one key since its last exchange: its takes, and apart from them its
-     * give-backs of takes it had already sent (another rule of a request denied it, or its cost was settled
-     * after the response), which come off their own window's count only, wherever the takes go.
+     * give-backs of takes it had already sent (another rule of the request denied it), which come off their
+     * own window's count only, wherever the takes go.
      *
      * @param key           the Redis key of the rule's client, the same one the exact script keeps
      * @param algorithm     {@code FIXED_WINDOW} or {@code SLIDING_WINDOW_COUNTER}
