@@ -408,6 +408,12 @@ public final class ApproximateEngine implements AutoCloseable {
         return true;
     }
 
+    /** The state of one client of a rule, or null (tests). */
+    KeyCounts stateOf(Rule rule, ClientKey clientKey) {
+        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()));
+        return s == null ? null : s.clients.get(clientKey);
+    }
+
     /** Client states held now. */
     public int keyCount() {
         return keys.get();
@@ -783,16 +789,22 @@ public final class ApproximateEngine implements AutoCloseable {
         long givenPrevious;
         /**
          * Bumped by each snapshot and whenever the pending counts move to another window other than by the
-         * clock's advance: a take made at the current sequence still sits among the pending counts, in its own
-         * window's (or, once that window is the previous one, in the previous).
+         * clock's advance. A take made at sequence {@code pendingSince} or later still sits among the pending
+         * counts, in its own window's (or, once that window is the previous one, in the previous).
          */
         long sequence;
+        long pendingSince;
+        /** The sync in flight: the {@code pendingSince} of its takes, and the sequence its snapshot began. */
+        long sendingSince;
+        long sendingSequence;
         /**
-         * Takes made before sequence {@code droppedBefore} in windows from {@code droppedFrom} on never reached
-         * their window's count (an instance whose clock ran ahead of Redis's: see {@link #forgetGiveBacks}); their
-         * give-backs are dropped. NONE when there are none.
+         * Takes made from sequence {@code droppedSince} to before {@code droppedBefore}, in windows from
+         * {@code droppedFrom} to {@code droppedTo}, never reached their window's count ({@link #forgetGiveBacks});
+         * their give-backs are dropped. NONE when there are none.
          */
         long droppedFrom = NONE;
+        long droppedTo;
+        long droppedSince;
         long droppedBefore;
         /** Decided since the last snapshot: to be synced. */
         boolean used;
@@ -838,11 +850,11 @@ public final class ApproximateEngine implements AutoCloseable {
                 // counted in windows not begun (the window before them too, at most the current one): under a
                 // clock far ahead, its offset since corrected; Redis would drop them (sync.lua), so they are the
                 // current window's
+                long to = pendingStart;
                 pendingStart = w;
                 pendingCurrent += pendingPrevious;
                 pendingPrevious = 0;
-                sequence++;
-                forgetGiveBacks(w + 1);
+                moved(w + 1, to);
                 return w;
             }
             w = Math.max(w, pendingStart);
@@ -851,14 +863,16 @@ public final class ApproximateEngine implements AutoCloseable {
                 // the pending counts' window still runs on this clock and the fleet counts in a later one (a window
                 // made shorter, whose stored count is named by its end; a clock that lags Redis's): they join it,
                 // as sync.lua joins them and as the exact engine counts a lagging caller's; the counter's window
-                // before them stays the one before when the fleet's is the next, else joins too. Their takes are
-                // given back apart from now on (untake), off their own window's count
+                // before them stays the one before when the fleet's is the next, else joins too. Their takes now
+                // sit under other windows than their own: a give-back of one is dropped (erring strict)
+                long from = pendingStart - series.windowMs;
+                long to = pendingStart;
                 long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious;
                 boolean next = pendingStart == w - series.windowMs;
                 pendingCurrent = next ? pendingCurrent : pendingCurrent + previous;
                 pendingPrevious = next ? previous : 0;
                 pendingStart = w;
-                sequence++;
+                moved(from, to);
                 return w;
             }
             pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
@@ -897,7 +911,7 @@ public final class ApproximateEngine implements AutoCloseable {
          * strict, and never takes it off a count that did not hold it.
          */
         void untake(long w, long cost, long takenAt) {
-            if (takenAt == sequence) {
+            if (takenAt >= pendingSince) {
                 if (pendingStart == w) {
                     pendingCurrent -= cost;
                 } else if (pendingStart == w + series.windowMs) {
@@ -905,7 +919,10 @@ public final class ApproximateEngine implements AutoCloseable {
                 } // else: its window is over for every algorithm, its counts dropped with it
                 return;
             }
-            if (droppedFrom != NONE && takenAt < droppedBefore && w >= droppedFrom) return; // its take never counted there
+            if (droppedFrom != NONE && takenAt >= droppedSince && takenAt < droppedBefore && w >= droppedFrom
+                    && w <= droppedTo) {
+                return; // its take never counted there
+            }
             if (givenStart == NONE || w > givenStart) {
                 givenPrevious = givenStart != NONE && w == givenStart + series.windowMs ? givenCurrent : 0;
                 givenCurrent = 0;
@@ -918,14 +935,26 @@ public final class ApproximateEngine implements AutoCloseable {
             } // else: a window over for every algorithm
         }
 
+        /** The pending counts moved to other windows than their takes' own, windows {@code from} to {@code to}. */
+        private void moved(long from, long to) {
+            long since = pendingSince;
+            sequence++;
+            pendingSince = sequence;
+            forgetGiveBacks(from, to, since);
+        }
+
         /**
-         * The takes made so far in windows from {@code from} on never reach those windows' counts (Redis dropped
-         * them as of windows not begun on its clock, or this instance moved them back into the current window):
-         * their give-backs are dropped, else they would come off those windows' counts once they begin, which never
-         * held them (erring strict where one did).
+         * The takes made from sequence {@code since} on, in windows {@code from} to {@code to}, never reach those
+         * windows' counts (Redis dropped them as of windows not begun on its clock, or this instance moved them
+         * into other windows): their give-backs are dropped, else they would come off counts that never held them
+         * (erring strict where one did). Several such events are kept as one, covering them all, until their
+         * windows are over ({@link #snapshot}).
          */
-        void forgetGiveBacks(long from) {
-            droppedFrom = droppedFrom == NONE ? from : Math.min(droppedFrom, from);
+        void forgetGiveBacks(long from, long to, long since) {
+            boolean first = droppedFrom == NONE;
+            droppedSince = first ? since : Math.min(droppedSince, since);
+            droppedFrom = first ? from : Math.min(droppedFrom, from);
+            droppedTo = first ? to : Math.max(droppedTo, to);
             droppedBefore = sequence;
             if (givenStart != NONE && givenStart >= from) {
                 givenStart = NONE;
@@ -964,7 +993,13 @@ public final class ApproximateEngine implements AutoCloseable {
             givenStart = NONE;
             givenCurrent = 0;
             givenPrevious = 0;
+            if (droppedFrom != NONE && droppedTo < sendingStart - series.windowMs) {
+                droppedFrom = NONE; // their windows are over: a give-back of one is dropped anyway (untake)
+            }
+            sendingSince = pendingSince;
             sequence++; // every take so far is sent (or given back)
+            pendingSince = sequence;
+            sendingSequence = sequence;
             if (key == null) key = series.key(clientKey);
             // a calendar window's own length: sync.lua names the stored window by its end less this
             sendingLength = series.length(sendingStart);
@@ -981,7 +1016,8 @@ public final class ApproximateEngine implements AutoCloseable {
                             ? start == NONE || start + sendingLength <= sendingStart
                             : start != sendingStart)) {
                 // sync.lua dropped the takes, of a window not begun on its clock (this instance's clock ahead)
-                forgetGiveBacks(series.algorithm == Algorithm.FIXED_WINDOW ? sendingStart : sendingStart - series.windowMs);
+                forgetGiveBacks(series.algorithm == Algorithm.FIXED_WINDOW ? sendingStart : sendingStart - series.windowMs,
+                        sendingStart, sendingSince);
             }
             if (series.calendar != null && start != NONE) {
                 // sync.lua names the key's window by its end less the length sent, which is another window's
@@ -1013,6 +1049,7 @@ public final class ApproximateEngine implements AutoCloseable {
             } else if (pendingStart == sendingStart + series.windowMs) {
                 pendingPrevious += sendingCurrent;
             }
+            if (sequence == sendingSequence) pendingSince = sendingSince; // nothing moved since: its takes are pending again
             sendingStart = NONE;
             sendingCurrent = 0;
             sendingPrevious = 0;

@@ -756,4 +756,66 @@ class ApproximateEngineTest {
         f.a.sync();
         assertThat(f.fleet.count(KEY, T0, 10_000)).as("all four, in the window Redis is in").isEqualTo(4);
     }
+    /**
+     * Found in a second review of the give-backs sent apart (sliding-window-counter, an instance whose clock lags):
+     * [0 s, 1 s) holds a's r0 and b's r1 when b moves the fleet to [1 s, 2 s). A take of a's that then moved into the
+     * fleet's window (on the instance, or put back by a failed sync and joined by Redis) was given back off
+     * [0 s, 1 s)'s count, which never held it (1 counted there where r0 and r1 stand).
+     */
+    private static final class CounterLaggingFleet {
+        final ManualClock onTime = new ManualClock(T0 + 700);
+        final ManualClock lagging = new ManualClock(T0 + 400);
+        final FleetCounts fleet = new FleetCounts(onTime);
+        final ApproximateEngine a = new ApproximateEngine(lagging, false, fleet, "t:", 10, false, () -> "a");
+        final ApproximateEngine b = new ApproximateEngine(onTime, false, fleet, "t:", 10, false, () -> "b");
+        final Rule rule = Rule.builder("api").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(100)
+                .window(Duration.ofSeconds(1)).sync(Duration.ofMillis(100)).build();
+
+        CounterLaggingFleet() {
+            assertThat(reserve(a).decision().allowed()).isTrue(); // r0
+            a.sync();
+            assertThat(reserve(b).decision().allowed()).isTrue(); // r1
+            b.sync();
+            onTime.advance(400);
+            lagging.advance(400);
+            assertThat(reserve(b).decision().allowed()).isTrue();
+            b.sync();
+        }
+
+        ApproximateEngine.Result reserve(ApproximateEngine e) {
+            return e.reserve(List.of(new Acquisition(rule, CLIENT)));
+        }
+
+        long count(long start) {
+            return fleet.count(KEY, start, 1_000);
+        }
+    }
+
+    @Test
+    void aGiveBackOfAPendingTakeMovedIntoTheFleetsWindowDoesNotComeOffItsOwnWindowsCount() {
+        CounterLaggingFleet f = new CounterLaggingFleet();
+        f.a.release(f.reserve(f.a));
+        ApproximateEngine.Result[] t = {null};
+        f.fleet.during(d -> t[0] = f.reserve(f.a)); // t pending in [0 s, 1 s)
+        f.a.sync(); // a learns the fleet's [1 s, 2 s)
+        f.fleet.during(d -> { });
+        f.a.release(f.reserve(f.a)); // t moves into [1 s, 2 s)
+        f.a.release(t[0]);
+        f.a.sync();
+        assertThat(f.count(T0)).as("r0 and r1").isEqualTo(2);
+        assertThat(f.count(T0 + 1_000)).as("b's and t (its give-back dropped: strict)").isEqualTo(2);
+    }
+
+    @Test
+    void aGiveBackOfATakePutBackByAFailedSyncComesOffThatTake() {
+        CounterLaggingFleet f = new CounterLaggingFleet();
+        ApproximateEngine.Result t = f.reserve(f.a); // pending in [0 s, 1 s)
+        f.fleet.failWith(new LimiterUnavailableException("down", null, true));
+        assertThat(f.a.sync()).isFalse(); // t put back among the pending counts
+        f.fleet.failWith(null);
+        f.a.release(t);
+        f.a.sync();
+        assertThat(f.count(T0)).as("r0 and r1").isEqualTo(2);
+        assertThat(f.count(T0 + 1_000)).as("b's alone: t given back").isEqualTo(1);
+    }
 }
