@@ -500,7 +500,9 @@ public final class ApproximateEngine implements AutoCloseable {
         }
         long repliedNanos = System.nanoTime();
         long tookNanos = repliedNanos - startedNanos;
+        long before = offsetMs;
         if (redisClock) learnOffset(reply.atMillis() - (sentAt + clock.millis()) / 2, tookNanos, repliedNanos);
+        boolean wentBack = offsetMs < before - RateAlgorithm.EXPIRY_MARGIN_MS;
         List<CountExchange.Counts> counts = reply.counts();
         int notExchanged = 0;
         for (int i = 0, n = sent.size(); i < n; i++) {
@@ -517,6 +519,21 @@ public final class ApproximateEngine implements AutoCloseable {
                 }
             } finally {
                 c.unlock();
+            }
+        }
+        if (wentBack) {
+            // this instance's clock was far ahead: pending windows it began are not begun on Redis's clock, within the
+            // margin too; counted in, they would make Redis start a window not begun (and end the running one)
+            long now2 = now();
+            for (Series s : series.values()) {
+                for (KeyCounts c : s.clients.values()) {
+                    c.lock();
+                    try {
+                        if (!c.removed) c.clockWentBack(now2);
+                    } finally {
+                        c.unlock();
+                    }
+                }
             }
         }
         if (notExchanged > 0) {
@@ -881,6 +898,17 @@ public final class ApproximateEngine implements AutoCloseable {
             return w;
         }
 
+        /** The offset was corrected back: a pending window not begun on the corrected clock moves back, as in {@link #window}. */
+        void clockWentBack(long now) {
+            long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
+            if (pendingStart == NONE || pendingStart <= w) return;
+            long to = pendingStart;
+            pendingStart = w;
+            pendingCurrent += pendingPrevious;
+            pendingPrevious = 0;
+            moved(w + 1, to);
+        }
+
         /** Tokens counted in window {@code x}: the fleet's at the last sync, plus this instance's since. */
         long count(long x) {
             return at(syncedStart, syncedCurrent, syncedPrevious, x) + unsynced(x);
@@ -993,9 +1021,6 @@ public final class ApproximateEngine implements AutoCloseable {
             givenStart = NONE;
             givenCurrent = 0;
             givenPrevious = 0;
-            if (droppedFrom != NONE && droppedTo < sendingStart - series.windowMs) {
-                droppedFrom = NONE; // their windows are over: a give-back of one is dropped anyway (untake)
-            }
             sendingSince = pendingSince;
             sequence++; // every take so far is sent (or given back)
             pendingSince = sequence;
@@ -1010,6 +1035,11 @@ public final class ApproximateEngine implements AutoCloseable {
         /** The sync's reply, at {@code atMillis} on the script's clock: the fleet's counts now include what was sent. */
         void acknowledge(CountExchange.Counts counts, long atMillis) {
             unsynced = false;
+            if (droppedFrom != NONE && droppedTo < series.start(atMillis) - series.windowMs) {
+                // their windows are over on the script's clock (not this instance's, which may run ahead until its
+                // offset is learned again): a give-back of one comes off no count
+                droppedFrom = NONE;
+            }
             long start = counts.windowStart();
             if ((sendingCurrent > 0 || sendingPrevious > 0) && sendingStart > atMillis + RateAlgorithm.EXPIRY_MARGIN_MS
                     && (series.algorithm == Algorithm.FIXED_WINDOW

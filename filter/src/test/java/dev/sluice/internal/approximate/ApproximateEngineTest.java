@@ -818,4 +818,78 @@ class ApproximateEngineTest {
         assertThat(f.count(T0)).as("r0 and r1").isEqualTo(2);
         assertThat(f.count(T0 + 1_000)).as("b's alone: t given back").isEqualTo(1);
     }
+
+    /**
+     * Found in a third review of the give-backs sent apart: clock=redis, W = 10 s. a's clock is 1.3 s ahead: its take t1 in [10 s, 20 s) is dropped by Redis (not begun),
+     * its give-back protected by the dropped record. a's clock is then stepped 25 s forward: until the offset is
+     * re-learned, a snapshot in [30 s, 40 s) resets the record (droppedTo 10 s < 30 s - 10 s). Back on Redis's
+     * clock, in [10 s, 20 s), t1's give-back comes off b's count there, which never held t1.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
+    void aClockSteppedForwardResetsTheDroppedRecordThatProtectsAnEarlierTake(Algorithm algorithm) {
+        ManualClock redisTime = new ManualClock(T0 + 8_800);
+        ManualClock aClock = new ManualClock(T0 + 10_100);
+        FleetCounts fleet = new FleetCounts(redisTime);
+        ApproximateEngine a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
+        ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
+        Rule rule = Rule.builder("api").algorithm(algorithm).limit(100).window(Duration.ofSeconds(10))
+                .sync(Duration.ofMillis(100)).build();
+        List<Acquisition> req = List.of(new Acquisition(rule, CLIENT));
+
+        ApproximateEngine.Result t1 = a.reserve(req); // in [10 s, 20 s) on a's clock
+        assertThat(t1.windows[0]).isEqualTo(T0 + 10_000);
+        assertThat(a.sync()).isTrue(); // dropped by Redis (not begun at 8.8 s); a learns the offset
+        assertThat(a.now()).isEqualTo(T0 + 8_800);
+        a.release(a.reserve(req)); // pending moves back to [0 s, 10 s)
+
+        aClock.advance(25_000); // a's clock stepped forward: a.now() = 33.8 s until re-learned
+        for (int i = 0; i < 3; i++) { // syncs until the offset is taken again (two agreeing)
+            a.release(a.reserve(req)); // nothing taken, but the client is used: synced
+            assertThat(a.sync()).isTrue();
+        }
+        assertThat(a.now()).isEqualTo(T0 + 8_800);
+
+        redisTime.advance(1_700); // 10.5 s on Redis: [10 s, 20 s) begins
+        aClock.advance(1_700);
+        for (int i = 0; i < 5; i++) assertThat(b.decide(req).allowed()).isTrue();
+        assertThat(b.sync()).isTrue();
+        a.release(a.reserve(req)); // moves a's pending window back from [30 s, 40 s)
+        a.release(t1); // t1 never reached [10 s, 20 s)'s count
+        assertThat(a.sync()).isTrue();
+        assertThat(fleet.count(KEY, T0 + 10_000, 10_000)).as("b's 5; t1 was never counted there").isEqualTo(5);
+    }
+
+    /**
+     * Found in the same review: clock=redis, W = 1 s. a's clock is 1.8 s ahead: its pending window is [2 s, 3 s) when its first sync teaches it
+     * Redis's clock (0.3 s). a decides nothing until 1.1 s; its pending window, [2 s, 3 s), is then within the margin
+     * of now + 1 s and kept: a counts in a window not begun on its own (corrected) clock, and its sync makes Redis
+     * replace the fleet's running [1 s, 2 s) count (b's 5) 850 ms before that window ends.
+     */
+    @Test
+    void aPendingWindowLeftAheadByACorrectedClockIsNotKeptWithinTheMargin() {
+        ManualClock redisTime = new ManualClock(T0 + 300);
+        ManualClock aClock = new ManualClock(T0 + 2_100);
+        FleetCounts fleet = new FleetCounts(redisTime);
+        ApproximateEngine a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
+        ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
+        Rule rule = Rule.builder("api").algorithm(Algorithm.FIXED_WINDOW).limit(100).window(Duration.ofSeconds(1))
+                .sync(Duration.ofMillis(100)).build();
+        List<Acquisition> req = List.of(new Acquisition(rule, CLIENT));
+        assertThat(a.decide(req).allowed()).isTrue(); // in [2 s, 3 s) on a's clock
+        assertThat(a.sync()).isTrue(); // dropped by Redis as not begun; a learns the offset
+        assertThat(a.now()).isEqualTo(T0 + 300);
+
+        redisTime.advance(800);
+        aClock.advance(800); // 1.1 s
+        for (int i = 0; i < 5; i++) assertThat(b.decide(req).allowed()).isTrue();
+        assertThat(b.sync()).isTrue();
+        assertThat(fleet.count(KEY, T0 + 1_000, 1_000)).isEqualTo(5);
+        ApproximateEngine.Result r = a.reserve(req);
+        redisTime.advance(50);
+        aClock.advance(50);
+        assertThat(a.sync()).isTrue();
+        assertThat(fleet.count(KEY, T0 + 1_000, 1_000)).as("b's 5 and a's 1, [1 s, 2 s) still running").isEqualTo(6);
+        assertThat(r.windows[0]).as("a's window at 1.1 s on Redis's clock, which a knows").isEqualTo(T0 + 1_000);
+    }
 }
