@@ -643,7 +643,7 @@ public final class ApproximateEngine implements AutoCloseable {
         SeriesId seriesId = new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar());
         Series s = series.computeIfAbsent(seriesId, id -> {
             created[0] = true;
-            return new Series(id, rule, keyPrefix, System.nanoTime() + rule.syncMillis() * 1_000_000L);
+            return new Series(id, rule, keyPrefix, redisClock, System.nanoTime() + rule.syncMillis() * 1_000_000L);
         });
         s.syncMs = rule.syncMillis(); // the newest rule's: after a reload, the new interval
         startThread();
@@ -712,6 +712,8 @@ public final class ApproximateEngine implements AutoCloseable {
         final CalendarWindows calendar;
         private volatile CalendarWindows.Window current;
         final byte[] keyHead;
+        /** Windows on Redis's clock ({@code clock=redis}): a window this instance began early moves back when a sync corrects the offset. */
+        final boolean redisClock;
         final ConcurrentHashMap<ClientKey, KeyCounts> clients = new ConcurrentHashMap<>();
         volatile long syncMs;
         /** System.nanoTime of the next sync; the sync thread's alone. */
@@ -729,7 +731,8 @@ public final class ApproximateEngine implements AutoCloseable {
             return folded.getAndSet(0);
         }
 
-        Series(SeriesId id, Rule rule, String keyPrefix, long firstDueNanos) {
+        Series(SeriesId id, Rule rule, String keyPrefix, boolean redisClock, long firstDueNanos) {
+            this.redisClock = redisClock;
             this.rule = rule;
             this.windowMs = id.windowMs();
             this.algorithm = id.algorithm();
@@ -863,10 +866,11 @@ public final class ApproximateEngine implements AutoCloseable {
         long window(long now) {
             long w = series.start(now);
             w = Math.max(w, Math.max(syncedStart, sendingStart));
-            if (pendingStart > w && pendingStart > series.start(now + RateAlgorithm.EXPIRY_MARGIN_MS)) {
-                // counted in windows not begun (the window before them too, at most the current one): under a
-                // clock far ahead, its offset since corrected; Redis would drop them (sync.lua), so they are the
-                // current window's
+            if (!series.redisClock && pendingStart > w && pendingStart > series.start(now + RateAlgorithm.EXPIRY_MARGIN_MS)) {
+                // counted in windows not begun (the window before them too, at most the current one): this clock was
+                // set back; sync.lua would drop them (clock=local: this clock is the script's), so they are the current
+                // window's. With clock=redis a clock set back counts on in the window begun, which may be Redis's,
+                // and one that ran ahead moves back once a sync has corrected the offset (clockWentBack)
                 long to = pendingStart;
                 pendingStart = w;
                 pendingCurrent += pendingPrevious;
@@ -1045,9 +1049,20 @@ public final class ApproximateEngine implements AutoCloseable {
                     && (series.algorithm == Algorithm.FIXED_WINDOW
                             ? start == NONE || start + sendingLength <= sendingStart
                             : start != sendingStart)) {
-                // sync.lua dropped the takes, of a window not begun on its clock (this instance's clock ahead)
+                // sync.lua dropped the takes, of a window not begun on its clock (this instance's clock ahead): they
+                // are pending again, to be counted in the current window once this instance knows Redis's time (the
+                // offset corrected, they move back: clockWentBack, window), and their give-backs are dropped
                 forgetGiveBacks(series.algorithm == Algorithm.FIXED_WINDOW ? sendingStart : sendingStart - series.windowMs,
                         sendingStart, sendingSince);
+                if (pendingStart == sendingStart) {
+                    pendingCurrent += sendingCurrent;
+                    pendingPrevious += sendingPrevious;
+                } else if (pendingStart == sendingStart + series.windowMs) {
+                    pendingPrevious += sendingCurrent;
+                } else if (pendingStart < sendingStart) {
+                    pendingCurrent += sendingCurrent + sendingPrevious;
+                }
+                used = true;
             }
             if (series.calendar != null && start != NONE) {
                 // sync.lua names the key's window by its end less the length sent, which is another window's

@@ -503,15 +503,17 @@ class ApproximateEngineTest {
         FleetCounts fleet = new FleetCounts(redisTime);
         ApproximateEngine a = new ApproximateEngine(ahead, true, fleet, "t:", 10, false, () -> "test");
         ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "test");
-        admit(a, rule, 2); // before any sync: in its own clock's window
+        int early = admit(a, rule, 2); // before any sync: in its own clock's window, dropped by Redis (not begun)
         a.sync();
         a.sync(); // the offset is taken when two syncs agree on it
         int byA = admit(a, rule, 8);
         a.sync();
-        assertThat(fleet.count(KEY, T0)).as("a's counts reach the window Redis is in").isEqualTo(byA);
-        int byB = admit(b, rule, 1);
+        assertThat(fleet.count(KEY, T0)).as("a's counts reach the window Redis is in, the early ones too")
+                .isEqualTo(early + byA);
+        int byB = admit(b, rule, 1); // before b's first sync: beyond the count, within the bound
         b.sync(); // b learns the fleet's count
-        assertThat(byA + byB + admit(b, rule, 10)).as("the fleet, from then on").isEqualTo(10);
+        assertThat(early + byA + byB + admit(b, rule, 10)).as("every admission counted: the limit, and b's one")
+                .isEqualTo(10 + byB);
     }
 
     /**
@@ -891,5 +893,27 @@ class ApproximateEngineTest {
         assertThat(a.sync()).isTrue();
         assertThat(fleet.count(KEY, T0 + 1_000, 1_000)).as("b's 5 and a's 1, [1 s, 2 s) still running").isEqualTo(6);
         assertThat(r.windows[0]).as("a's window at 1.1 s on Redis's clock, which a knows").isEqualTo(T0 + 1_000);
+    }
+
+    /**
+     * Found in a third review of 0.3's give-backs: with clock=redis, an instance whose clock was set back by more
+     * than the margin moved its pending counts, of the window Redis is in, back into its own clock's earlier
+     * window, over on Redis's clock, where Redis dropped them (1 counted of 4).
+     */
+    @Test
+    void aClockSetBackKeepsCountingInTheWindowRedisIsIn() {
+        Rule rule = fixed(100, Duration.ofSeconds(10), Duration.ofMillis(100));
+        ManualClock redisTime = new ManualClock(T0 + 5_000);
+        ManualClock aClock = new ManualClock(T0 + 5_000);
+        FleetCounts fleet = new FleetCounts(redisTime);
+        ApproximateEngine a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
+        a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=203.0.113.8"))));
+        assertThat(a.sync()).isTrue(); // the offset: 0
+        assertThat(admit(a, rule, 3)).isEqualTo(3); // in [0 s, 10 s), Redis's
+        aClock.set(T0 - 3_000); // set back
+        assertThat(admit(a, rule, 1)).isEqualTo(1);
+        a.sync();
+        a.sync();
+        assertThat(fleet.count(KEY, T0, 10_000)).as("all four, in the window Redis is in").isEqualTo(4);
     }
 }
