@@ -503,6 +503,7 @@ public final class ApproximateEngine implements AutoCloseable {
         long before = offsetMs;
         if (redisClock) learnOffset(reply.atMillis() - (sentAt + clock.millis()) / 2, tookNanos, repliedNanos);
         boolean wentBack = offsetMs < before - RateAlgorithm.EXPIRY_MARGIN_MS;
+        boolean wentForward = offsetMs > before + RateAlgorithm.EXPIRY_MARGIN_MS;
         List<CountExchange.Counts> counts = reply.counts();
         int notExchanged = 0;
         for (int i = 0, n = sent.size(); i < n; i++) {
@@ -511,7 +512,7 @@ public final class ApproximateEngine implements AutoCloseable {
             c.lock();
             try {
                 if (got != null) {
-                    c.acknowledge(got, reply.atMillis());
+                    c.acknowledge(got, reply.atMillis(), wentForward);
                 } else {
                     c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
                     c.unsynced = true;
@@ -521,15 +522,21 @@ public final class ApproximateEngine implements AutoCloseable {
                 c.unlock();
             }
         }
-        if (wentBack) {
+        if (wentBack || wentForward) {
             // this instance's clock was far ahead: pending windows it began are not begun on Redis's clock, within the
-            // margin too; counted in, they would make Redis start a window not begun (and end the running one)
+            // margin too; counted in, they would make Redis start a window not begun (and end the running one). Or it
+            // lagged: pending windows it still counted in are over on Redis's clock, which would drop them
             long now2 = now();
             for (Series s : series.values()) {
                 for (KeyCounts c : s.clients.values()) {
                     c.lock();
                     try {
-                        if (!c.removed) c.clockWentBack(now2);
+                        if (c.removed) continue;
+                        if (wentBack) {
+                            c.clockWentBack(now2);
+                        } else {
+                            c.clockWentForward(now2);
+                        }
                     } finally {
                         c.unlock();
                     }
@@ -913,6 +920,24 @@ public final class ApproximateEngine implements AutoCloseable {
             moved(w + 1, to);
         }
 
+        /**
+         * The offset was corrected forward (this instance's clock lagged Redis's): a pending window over on the
+         * corrected clock joins the current one, as a lagging caller's requests count in the window begun (the
+         * exact engine decides them at Redis's time), and as in {@link #window}'s join.
+         */
+        void clockWentForward(long now) {
+            long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
+            if (pendingStart == NONE || pendingStart >= w) return;
+            long from = pendingStart - series.windowMs;
+            long to = pendingStart;
+            long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious;
+            boolean next = pendingStart == w - series.windowMs;
+            pendingCurrent = next ? pendingCurrent : pendingCurrent + previous;
+            pendingPrevious = next ? previous : 0;
+            pendingStart = w;
+            moved(from, to);
+        }
+
         /** Tokens counted in window {@code x}: the fleet's at the last sync, plus this instance's since. */
         long count(long x) {
             return at(syncedStart, syncedCurrent, syncedPrevious, x) + unsynced(x);
@@ -1036,8 +1061,11 @@ public final class ApproximateEngine implements AutoCloseable {
                     sendingPrevious, sendingGivenCurrent, sendingGivenPrevious);
         }
 
-        /** The sync's reply, at {@code atMillis} on the script's clock: the fleet's counts now include what was sent. */
-        void acknowledge(CountExchange.Counts counts, long atMillis) {
+        /**
+         * The sync's reply, at {@code atMillis} on the script's clock: the fleet's counts now include what was sent.
+         * {@code lagged}: this sync found this instance's clock behind Redis's by more than the margin.
+         */
+        void acknowledge(CountExchange.Counts counts, long atMillis, boolean lagged) {
             unsynced = false;
             if (droppedFrom != NONE && droppedTo < series.start(atMillis) - series.windowMs) {
                 // their windows are over on the script's clock (not this instance's, which may run ahead until its
@@ -1062,6 +1090,15 @@ public final class ApproximateEngine implements AutoCloseable {
                 } else if (pendingStart < sendingStart) {
                     pendingCurrent += sendingCurrent + sendingPrevious;
                 }
+                used = true;
+            } else if (lagged && series.algorithm == Algorithm.FIXED_WINDOW && sendingCurrent > 0
+                    && sendingStart + sendingLength <= atMillis
+                    && !(start != NONE && start <= sendingStart && start + sendingLength > atMillis)) {
+                // sync.lua dropped the takes, of a window over on its clock, which this instance's lagging clock still
+                // ran: they are pending again, to join the window Redis is in (clockWentForward), and their give-backs
+                // are dropped. (A counter's count a window old is kept, as the key's previous.)
+                forgetGiveBacks(sendingStart, sendingStart, sendingSince);
+                if (pendingStart != NONE && pendingStart >= sendingStart) pendingCurrent += sendingCurrent;
                 used = true;
             }
             if (series.calendar != null && start != NONE) {
