@@ -878,11 +878,7 @@ public final class ApproximateEngine implements AutoCloseable {
                 // set back; sync.lua would drop them (clock=local: this clock is the script's), so they are the current
                 // window's. With clock=redis a clock set back counts on in the window begun, which may be Redis's,
                 // and one that ran ahead moves back once a sync has corrected the offset (clockWentBack)
-                long to = pendingStart;
-                pendingStart = w;
-                pendingCurrent += pendingPrevious;
-                pendingPrevious = 0;
-                moved(w + 1, to);
+                moveBack(w);
                 return w;
             }
             w = Math.max(w, pendingStart);
@@ -891,16 +887,8 @@ public final class ApproximateEngine implements AutoCloseable {
                 // the pending counts' window still runs on this clock and the fleet counts in a later one (a window
                 // made shorter, whose stored count is named by its end; a clock that lags Redis's): they join it,
                 // as sync.lua joins them and as the exact engine counts a lagging caller's; the counter's window
-                // before them stays the one before when the fleet's is the next, else joins too. Their takes now
-                // sit under other windows than their own: a give-back of one is dropped (erring strict)
-                long from = pendingStart - series.windowMs;
-                long to = pendingStart;
-                long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious;
-                boolean next = pendingStart == w - series.windowMs;
-                pendingCurrent = next ? pendingCurrent : pendingCurrent + previous;
-                pendingPrevious = next ? previous : 0;
-                pendingStart = w;
-                moved(from, to);
+                // before them stays the one before when the fleet's is the next, else joins too
+                join(w);
                 return w;
             }
             pendingPrevious = pendingStart != NONE && pendingStart == w - series.windowMs ? pendingCurrent : 0;
@@ -909,15 +897,35 @@ public final class ApproximateEngine implements AutoCloseable {
             return w;
         }
 
-        /** The offset was corrected back: a pending window not begun on the corrected clock moves back, as in {@link #window}. */
-        void clockWentBack(long now) {
-            long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
-            if (pendingStart == NONE || pendingStart <= w) return;
+        /** The pending counts, of windows not begun (and the one before them), move back into window {@code w}. */
+        private void moveBack(long w) {
             long to = pendingStart;
             pendingStart = w;
             pendingCurrent += pendingPrevious;
             pendingPrevious = 0;
             moved(w + 1, to);
+        }
+
+        /**
+         * The pending counts, of a window over or still running on this clock, join the later window {@code w}:
+         * the counter's window before them stays the one before when {@code w} is the next, else joins too. Their
+         * takes then sit under other windows than their own: a give-back of one is dropped (erring strict).
+         */
+        private void join(long w) {
+            long from = pendingStart - series.windowMs;
+            long to = pendingStart;
+            long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious;
+            boolean next = pendingStart == w - series.windowMs;
+            pendingCurrent = next ? pendingCurrent : pendingCurrent + previous;
+            pendingPrevious = next ? previous : 0;
+            pendingStart = w;
+            moved(from, to);
+        }
+
+        /** The offset was corrected back: a pending window not begun on the corrected clock moves back, as in {@link #window}. */
+        void clockWentBack(long now) {
+            long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
+            if (pendingStart != NONE && pendingStart > w) moveBack(w);
         }
 
         /**
@@ -927,15 +935,7 @@ public final class ApproximateEngine implements AutoCloseable {
          */
         void clockWentForward(long now) {
             long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
-            if (pendingStart == NONE || pendingStart >= w) return;
-            long from = pendingStart - series.windowMs;
-            long to = pendingStart;
-            long previous = series.algorithm == Algorithm.FIXED_WINDOW ? 0 : pendingPrevious;
-            boolean next = pendingStart == w - series.windowMs;
-            pendingCurrent = next ? pendingCurrent : pendingCurrent + previous;
-            pendingPrevious = next ? previous : 0;
-            pendingStart = w;
-            moved(from, to);
+            if (pendingStart != NONE && pendingStart < w) join(w);
         }
 
         /** Tokens counted in window {@code x}: the fleet's at the last sync, plus this instance's since. */
