@@ -451,6 +451,7 @@ public final class ApproximateEngine implements AutoCloseable {
 
     private boolean syncSeries(Collection<Series> due) {
         long snapshotNanos = System.nanoTime();
+        long snapshotMillis = clock.millis();
         long now = now();
         List<KeyCounts> sent = new ArrayList<>();
         List<CountExchange.Delta> deltas = new ArrayList<>();
@@ -504,6 +505,10 @@ public final class ApproximateEngine implements AutoCloseable {
         if (redisClock) learnOffset(reply.atMillis() - (sentAt + clock.millis()) / 2, tookNanos, repliedNanos);
         boolean wentBack = offsetMs < before - RateAlgorithm.EXPIRY_MARGIN_MS;
         boolean wentForward = offsetMs > before + RateAlgorithm.EXPIRY_MARGIN_MS;
+        // Redis's time at the snapshot was at least this (whatever the offset's estimate): a window over by then was
+        // over when its takes were sent; one that ended during the sync (a slow one, on a correct clock) was not
+        long snapshotAtLeast = reply.atMillis() - Math.max(Math.max(0, clock.millis() - snapshotMillis),
+                (repliedNanos - snapshotNanos + 999_999) / 1_000_000);
         List<CountExchange.Counts> counts = reply.counts();
         int notExchanged = 0;
         for (int i = 0, n = sent.size(); i < n; i++) {
@@ -512,7 +517,8 @@ public final class ApproximateEngine implements AutoCloseable {
             c.lock();
             try {
                 if (got != null) {
-                    c.acknowledge(got, reply.atMillis(), wentForward);
+                    c.acknowledge(got, reply.atMillis(), wentForward, snapshotAtLeast);
+                    if (c.refused) c.clockWentBack(now()); // a window the fleet named, not this clock (the key lost)
                 } else {
                     c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
                     c.unsynced = true;
@@ -838,6 +844,8 @@ public final class ApproximateEngine implements AutoCloseable {
         boolean removed;
         /** The last sync of this key failed (only this part of a sync, or all of it): the failure policy decides it. */
         boolean unsynced;
+        /** The last acknowledge put back takes Redis refused as of a window not begun. */
+        boolean refused;
         long largestUnsynced;
 
         KeyCounts(Series series, ClientKey clientKey, long id) {
@@ -1065,8 +1073,9 @@ public final class ApproximateEngine implements AutoCloseable {
          * The sync's reply, at {@code atMillis} on the script's clock: the fleet's counts now include what was sent.
          * {@code lagged}: this sync found this instance's clock behind Redis's by more than the margin.
          */
-        void acknowledge(CountExchange.Counts counts, long atMillis, boolean lagged) {
+        void acknowledge(CountExchange.Counts counts, long atMillis, boolean lagged, long snapshotAtLeast) {
             unsynced = false;
+            refused = false;
             if (droppedFrom != NONE && droppedTo < series.start(atMillis) - series.windowMs) {
                 // their windows are over on the script's clock (not this instance's, which may run ahead until its
                 // offset is learned again): a give-back of one comes off no count
@@ -1091,8 +1100,9 @@ public final class ApproximateEngine implements AutoCloseable {
                     pendingCurrent += sendingCurrent + sendingPrevious;
                 }
                 used = true;
+                refused = true;
             } else if (lagged && series.algorithm == Algorithm.FIXED_WINDOW && sendingCurrent > 0
-                    && sendingStart + sendingLength <= atMillis
+                    && sendingStart + sendingLength <= snapshotAtLeast
                     && !(start != NONE && start <= sendingStart && start + sendingLength > atMillis)) {
                 // sync.lua dropped the takes, of a window over on its clock, which this instance's lagging clock still
                 // ran: they are pending again, to join the window Redis is in (clockWentForward), and their give-backs
