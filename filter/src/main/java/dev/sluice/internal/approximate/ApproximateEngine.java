@@ -504,6 +504,9 @@ public final class ApproximateEngine implements AutoCloseable {
         long before = offsetMs;
         if (redisClock) learnOffset(reply.atMillis() - (sentAt + clock.millis()) / 2, tookNanos, repliedNanos);
         boolean wentBack = offsetMs < before - RateAlgorithm.EXPIRY_MARGIN_MS;
+        // the new offset is right to within half the round trip (on either clock): a pending window that may have
+        // begun on Redis's clock within that is not moved back
+        long halfRoundTrip = (Math.max(Math.max(0, clock.millis() - sentAt), (tookNanos + 999_999) / 1_000_000) + 1) / 2;
         boolean wentForward = offsetMs > before + RateAlgorithm.EXPIRY_MARGIN_MS;
         // Redis's time at the snapshot was at least this (whatever the offset's estimate): a window over by then was
         // over when its takes were sent; one that ended during the sync (a slow one, on a correct clock) was not
@@ -518,7 +521,7 @@ public final class ApproximateEngine implements AutoCloseable {
             try {
                 if (got != null) {
                     c.acknowledge(got, reply.atMillis(), wentForward, snapshotAtLeast);
-                    if (c.refused) c.clockWentBack(now()); // a window the fleet named, not this clock (the key lost)
+                    if (c.refused) c.clockWentBack(now(), halfRoundTrip); // a window the fleet named, not this clock (the key lost)
                 } else {
                     c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
                     c.unsynced = true;
@@ -539,7 +542,7 @@ public final class ApproximateEngine implements AutoCloseable {
                     try {
                         if (c.removed) continue;
                         if (wentBack) {
-                            c.clockWentBack(now2);
+                            c.clockWentBack(now2, halfRoundTrip);
                         } else {
                             c.clockWentForward(now2);
                         }
@@ -931,9 +934,9 @@ public final class ApproximateEngine implements AutoCloseable {
         }
 
         /** The offset was corrected back: a pending window not begun on the corrected clock moves back, as in {@link #window}. */
-        void clockWentBack(long now) {
+        void clockWentBack(long now, long errorMs) {
             long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
-            if (pendingStart != NONE && pendingStart > w) moveBack(w);
+            if (pendingStart != NONE && pendingStart > w && pendingStart > series.start(now + errorMs)) moveBack(w);
         }
 
         /**
