@@ -48,6 +48,7 @@
 #        ALLOC_REQUESTS=20000 ALLOC_ROUNDS=3 ALLOC_WARMUP=60000 bench/run.sh alloc   # its defaults
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_ALLOC=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1 / SKIP_SETTLE=1
 #        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
+#        QUIET_WAIT=60 QUIET_BUSY=15   # first, up to 60 s for the cores to be under 15% busy (a run just before winding down)
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
 set -euo pipefail
 
@@ -110,10 +111,31 @@ for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
 REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 log "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $REDIS_URL (pid ${pids[0]})"
 
+# ---------------------------------------------------------------- a quiet machine first
+# A run started right after another (its JVMs still stopping, compiling, collecting) would share the cores with its
+# first measurements (run AD1 of BENCHMARKS.md): wait until the cores are mostly idle over a second, at most
+# QUIET_WAIT seconds (60; 0: no wait), QUIET_BUSY the share of all cores that counts as busy (15%).
+busy_share() {
+  local a b c d e f g t1 i1
+  read -r _ a b c d e f g _ </proc/stat
+  t1=$((a + b + c + d + e + f + g)) i1=$((d + e))
+  sleep 1
+  read -r _ a b c d e f g _ </proc/stat
+  t1=$((a + b + c + d + e + f + g - t1)) i1=$((d + e - i1))
+  echo $((t1 > 0 ? 100 - 100 * i1 / t1 : 0))
+}
+quiet_from=$(date +%s)
+busy=$(busy_share)
+while [ "$busy" -gt "${QUIET_BUSY:-15}" ] && [ $(($(date +%s) - quiet_from)) -lt "${QUIET_WAIT:-60}" ]; do
+  busy=$(busy_share)
+done
+quiet="waited $(($(date +%s) - quiet_from)) s for a quiet machine: ${busy}% of the cores busy over the last second"
+log "$quiet"
+
 # ---------------------------------------------------------------- the machine
 {
   echo "date (UTC): $(date -u '+%Y-%m-%d %H:%M')"
-  echo "load before the run: $(uptime | sed 's/.*load average: //')"
+  echo "load before the run: $(uptime | sed 's/.*load average: //'); $quiet"
   lscpu | grep -E '^(Model name|Architecture|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|L3 cache|CPU max MHz)' || true
   echo "memory: $(free -h | awk '/^Mem:/ {print $2}')"
   echo "os: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)"
