@@ -506,12 +506,11 @@ public final class ApproximateEngine implements AutoCloseable {
         boolean wentBack = offsetMs < before - RateAlgorithm.EXPIRY_MARGIN_MS;
         // the new offset is right to within half the round trip (on either clock): a pending window that may have
         // begun on Redis's clock within that is not moved back
-        long halfRoundTrip = (Math.max(Math.max(0, clock.millis() - sentAt), (tookNanos + 999_999) / 1_000_000) + 1) / 2;
+        long halfRoundTrip = (elapsedMs(sentAt, tookNanos) + 1) / 2;
         boolean wentForward = offsetMs > before + RateAlgorithm.EXPIRY_MARGIN_MS;
         // Redis's time at the snapshot was at least this (whatever the offset's estimate): a window over by then was
         // over when its takes were sent; one that ended during the sync (a slow one, on a correct clock) was not
-        long snapshotAtLeast = reply.atMillis() - Math.max(Math.max(0, clock.millis() - snapshotMillis),
-                (repliedNanos - snapshotNanos + 999_999) / 1_000_000);
+        long snapshotAtLeast = reply.atMillis() - elapsedMs(snapshotMillis, repliedNanos - snapshotNanos);
         List<CountExchange.Counts> counts = reply.counts();
         int notExchanged = 0;
         for (int i = 0, n = sent.size(); i < n; i++) {
@@ -520,8 +519,9 @@ public final class ApproximateEngine implements AutoCloseable {
             c.lock();
             try {
                 if (got != null) {
-                    c.acknowledge(got, reply.atMillis(), wentForward, snapshotAtLeast);
-                    if (c.refused) c.clockWentBack(now(), halfRoundTrip); // a window the fleet named, not this clock (the key lost)
+                    if (c.acknowledge(got, reply.atMillis(), wentForward, snapshotAtLeast)) {
+                        c.clockWentBack(now(), halfRoundTrip); // a window the fleet named, not this clock (the key lost)
+                    }
                 } else {
                     c.restore(); // this key's part failed: sent again next time, what the others acknowledged not
                     c.unsynced = true;
@@ -565,6 +565,14 @@ public final class ApproximateEngine implements AutoCloseable {
         syncs.increment();
         answered();
         return true;
+    }
+
+    /**
+     * The time since {@code sinceMillis} on this instance's clock, or {@code nanos} if longer (the clock may be
+     * a fake one, or set meanwhile), in whole ms rounded up.
+     */
+    private long elapsedMs(long sinceMillis, long nanos) {
+        return Math.max(Math.max(0, clock.millis() - sinceMillis), (nanos + 999_999) / 1_000_000);
     }
 
     /** While syncs fail and nothing is left to send (the clients' unsent counts reset or expired): asks whether Redis answers. */
@@ -847,8 +855,6 @@ public final class ApproximateEngine implements AutoCloseable {
         boolean removed;
         /** The last sync of this key failed (only this part of a sync, or all of it): the failure policy decides it. */
         boolean unsynced;
-        /** The last acknowledge put back takes Redis refused as of a window not begun. */
-        boolean refused;
         long largestUnsynced;
 
         KeyCounts(Series series, ClientKey clientKey, long id) {
@@ -882,8 +888,7 @@ public final class ApproximateEngine implements AutoCloseable {
          * begun, as the exact algorithms do). Moves the pending counts to it.
          */
         long window(long now) {
-            long w = series.start(now);
-            w = Math.max(w, Math.max(syncedStart, sendingStart));
+            long w = laterOf(now);
             if (!series.redisClock && pendingStart > w && pendingStart > series.start(now + RateAlgorithm.EXPIRY_MARGIN_MS)) {
                 // counted in windows not begun (the window before them too, at most the current one): this clock was
                 // set back; sync.lua would drop them (clock=local: this clock is the script's), so they are the current
@@ -906,6 +911,11 @@ public final class ApproximateEngine implements AutoCloseable {
             pendingCurrent = 0;
             pendingStart = w;
             return w;
+        }
+
+        /** The window holding {@code now}, or a later one the fleet counts in or this instance sent. */
+        private long laterOf(long now) {
+            return Math.max(series.start(now), Math.max(syncedStart, sendingStart));
         }
 
         /** The pending counts, of windows not begun (and the one before them), move back into window {@code w}. */
@@ -935,7 +945,7 @@ public final class ApproximateEngine implements AutoCloseable {
 
         /** The offset was corrected back: a pending window not begun on the corrected clock moves back, as in {@link #window}. */
         void clockWentBack(long now, long errorMs) {
-            long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
+            long w = laterOf(now);
             if (pendingStart != NONE && pendingStart > w && pendingStart > series.start(now + errorMs)) moveBack(w);
         }
 
@@ -945,7 +955,7 @@ public final class ApproximateEngine implements AutoCloseable {
          * exact engine decides them at Redis's time), and as in {@link #window}'s join.
          */
         void clockWentForward(long now) {
-            long w = Math.max(series.start(now), Math.max(syncedStart, sendingStart));
+            long w = laterOf(now);
             if (pendingStart != NONE && pendingStart < w) join(w);
         }
 
@@ -1075,10 +1085,12 @@ public final class ApproximateEngine implements AutoCloseable {
         /**
          * The sync's reply, at {@code atMillis} on the script's clock: the fleet's counts now include what was sent.
          * {@code lagged}: this sync found this instance's clock behind Redis's by more than the margin.
+         *
+         * @return whether Redis refused the takes as of a window not begun on its clock (they are pending again)
          */
-        void acknowledge(CountExchange.Counts counts, long atMillis, boolean lagged, long snapshotAtLeast) {
+        boolean acknowledge(CountExchange.Counts counts, long atMillis, boolean lagged, long snapshotAtLeast) {
             unsynced = false;
-            refused = false;
+            boolean refused = false;
             if (droppedFrom != NONE && droppedTo < series.start(atMillis) - series.windowMs) {
                 // their windows are over on the script's clock (not this instance's, which may run ahead until its
                 // offset is learned again): a give-back of one comes off no count
@@ -1094,13 +1106,10 @@ public final class ApproximateEngine implements AutoCloseable {
                 // offset corrected, they move back: clockWentBack, window), and their give-backs are dropped
                 forgetGiveBacks(series.algorithm == Algorithm.FIXED_WINDOW ? sendingStart : sendingStart - series.windowMs,
                         sendingStart, sendingSince);
-                if (pendingStart == sendingStart) {
-                    pendingCurrent += sendingCurrent;
-                    pendingPrevious += sendingPrevious;
-                } else if (pendingStart == sendingStart + series.windowMs) {
-                    pendingPrevious += sendingCurrent;
-                } else if (pendingStart < sendingStart) {
+                if (pendingStart < sendingStart) {
                     pendingCurrent += sendingCurrent + sendingPrevious;
+                } else {
+                    putBackSent();
                 }
                 used = true;
                 refused = true;
@@ -1128,6 +1137,17 @@ public final class ApproximateEngine implements AutoCloseable {
             sendingPrevious = 0;
             sendingGivenCurrent = 0;
             sendingGivenPrevious = 0;
+            return refused;
+        }
+
+        /** The takes sent go back among the pending counts, where the clock's advance since has left their window. */
+        private void putBackSent() {
+            if (pendingStart == sendingStart) {
+                pendingCurrent += sendingCurrent;
+                pendingPrevious += sendingPrevious;
+            } else if (pendingStart == sendingStart + series.windowMs) {
+                pendingPrevious += sendingCurrent;
+            } // else: their windows are over
         }
 
         /**
@@ -1138,12 +1158,7 @@ public final class ApproximateEngine implements AutoCloseable {
          */
         void restore() {
             if (sendingStart == NONE) return;
-            if (pendingStart == sendingStart) {
-                pendingCurrent += sendingCurrent;
-                pendingPrevious += sendingPrevious;
-            } else if (pendingStart == sendingStart + series.windowMs) {
-                pendingPrevious += sendingCurrent;
-            }
+            putBackSent();
             if (sequence == sendingSequence) pendingSince = sendingSince; // nothing moved since: its takes are pending again
             sendingStart = NONE;
             sendingCurrent = 0;
