@@ -609,6 +609,7 @@ class ApproximateEngineTest {
         f.a.sync();
         assertThat(f.fleetsCount()).as("b's 1 and t").isEqualTo(2);
     }
+
     /**
      * Left open at 0.3's stop 33: an instance sent a window's takes and its give-backs as one net count, so on a
      * lagging instance the give-back of a request sent earlier (in its own window's count) cancelled a later take
@@ -664,20 +665,40 @@ class ApproximateEngineTest {
                         .containsOnly(0L));
         assertThat(redis.count(KEY, T0)).isEqualTo(3);
     }
+
     /**
      * An instance whose clock is 5 s ahead of Redis's ({@code clock=redis}, before its syncs taught it the
      * offset) counts in [10 s, 20 s) while Redis is at 7 s; instance b later counts 5 in [10 s, 20 s).
      */
-    private static final class ClockAhead {
+    /** Redis's clock and instance a's, a on its own clock with clock=redis, b on Redis's; one fleet. */
+    private static class TwoClocks {
+        final ManualClock redisTime;
+        final ManualClock aClock;
+        final FleetCounts fleet;
+        final ApproximateEngine a;
+        final ApproximateEngine b;
+
+        TwoClocks(long redisAt, long aAt) {
+            redisTime = new ManualClock(redisAt);
+            aClock = new ManualClock(aAt);
+            fleet = new FleetCounts(redisTime);
+            a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
+            b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
+        }
+
+        /** Time passes, on both clocks. */
+        void advance(long ms) {
+            redisTime.advance(ms);
+            aClock.advance(ms);
+        }
+    }
+
+    private static final class ClockAhead extends TwoClocks {
         static final long F = T0 + 10_000;
-        final ManualClock redisTime = new ManualClock(T0 + 7_000);
-        final ManualClock ahead = new ManualClock(T0 + 12_000);
-        final FleetCounts fleet = new FleetCounts(redisTime);
-        final ApproximateEngine a = new ApproximateEngine(ahead, true, fleet, "t:", 10, false, () -> "a");
-        final ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
         final Rule rule;
 
         ClockAhead(Algorithm algorithm) {
+            super(T0 + 7_000, T0 + 12_000);
             rule = Rule.builder("api").algorithm(algorithm).limit(100).window(Duration.ofSeconds(10))
                     .sync(Duration.ofSeconds(5)).build();
         }
@@ -688,8 +709,7 @@ class ApproximateEngineTest {
 
         /** 3.5 s on; b admits and syncs 5 in [10 s, 20 s), then a syncs. */
         long afterBCountsFive() {
-            redisTime.advance(3_500);
-            ahead.advance(3_500);
+            advance(3_500);
             assertThat(admit(b, rule, 5)).isEqualTo(5);
             b.sync();
             a.sync();
@@ -734,6 +754,7 @@ class ApproximateEngineTest {
         f.a.release(r[0]);
         assertThat(f.afterBCountsFive()).as("b's 5; r never reached this count").isEqualTo(5);
     }
+
     /**
      * Pending counts of windows not begun move into the current window once the instance has learned Redis's
      * clock: those of the window before them too (counted before this instance's fast clock crossed into the
@@ -743,12 +764,12 @@ class ApproximateEngineTest {
     @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
     void countsOfTheWindowsNotBegunAllMoveIntoTheCurrentOneOnceRedisClockIsKnown(Algorithm algorithm) {
         ClockAhead f = new ClockAhead(algorithm);
-        f.ahead.advance(7_500); // 19.5 s: [10 s, 20 s), Redis at 7 s
+        f.aClock.advance(7_500); // 19.5 s: [10 s, 20 s), Redis at 7 s
         f.a.decide(List.of(new Acquisition(f.rule, ClientKey.parse("ip=203.0.113.8")))); // something to sync
         int[] admitted = {0};
         f.fleet.during(d -> {
             admitted[0] += admit(f.a, f.rule, 3); // in [10 s, 20 s)
-            f.ahead.advance(1_000);
+            f.aClock.advance(1_000);
             admitted[0] += admit(f.a, f.rule, 1); // 20.5 s: [20 s, 30 s)
         });
         f.a.sync(); // teaches a Redis's clock
@@ -758,6 +779,7 @@ class ApproximateEngineTest {
         f.a.sync();
         assertThat(f.fleet.count(KEY, T0, 10_000)).as("all four, in the window Redis is in").isEqualTo(4);
     }
+
     /**
      * Found in a second review of the give-backs sent apart (sliding-window-counter, an instance whose clock lags):
      * [0 s, 1 s) holds a's r0 and b's r1 when b moves the fleet to [1 s, 2 s). A take of a's that then moved into the
@@ -830,36 +852,31 @@ class ApproximateEngineTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = {"FIXED_WINDOW", "SLIDING_WINDOW_COUNTER"})
     void aClockSteppedForwardResetsTheDroppedRecordThatProtectsAnEarlierTake(Algorithm algorithm) {
-        ManualClock redisTime = new ManualClock(T0 + 8_800);
-        ManualClock aClock = new ManualClock(T0 + 10_100);
-        FleetCounts fleet = new FleetCounts(redisTime);
-        ApproximateEngine a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
-        ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
+        TwoClocks t = new TwoClocks(T0 + 8_800, T0 + 10_100);
         Rule rule = Rule.builder("api").algorithm(algorithm).limit(100).window(Duration.ofSeconds(10))
                 .sync(Duration.ofMillis(100)).build();
         List<Acquisition> req = List.of(new Acquisition(rule, CLIENT));
 
-        ApproximateEngine.Result t1 = a.reserve(req); // in [10 s, 20 s) on a's clock
+        ApproximateEngine.Result t1 = t.a.reserve(req); // in [10 s, 20 s) on a's clock
         assertThat(t1.windows[0]).isEqualTo(T0 + 10_000);
-        assertThat(a.sync()).isTrue(); // dropped by Redis (not begun at 8.8 s); a learns the offset
-        assertThat(a.now()).isEqualTo(T0 + 8_800);
-        a.release(a.reserve(req)); // pending moves back to [0 s, 10 s)
+        assertThat(t.a.sync()).isTrue(); // dropped by Redis (not begun at 8.8 s); a learns the offset
+        assertThat(t.a.now()).isEqualTo(T0 + 8_800);
+        t.a.release(t.a.reserve(req)); // pending moves back to [0 s, 10 s)
 
-        aClock.advance(25_000); // a's clock stepped forward: a.now() = 33.8 s until re-learned
+        t.aClock.advance(25_000); // a's clock stepped forward: t.a.now() = 33.8 s until re-learned
         for (int i = 0; i < 3; i++) { // syncs until the offset is taken again (two agreeing)
-            a.release(a.reserve(req)); // nothing taken, but the client is used: synced
-            assertThat(a.sync()).isTrue();
+            t.a.release(t.a.reserve(req)); // nothing taken, but the client is used: synced
+            assertThat(t.a.sync()).isTrue();
         }
-        assertThat(a.now()).isEqualTo(T0 + 8_800);
+        assertThat(t.a.now()).isEqualTo(T0 + 8_800);
 
-        redisTime.advance(1_700); // 10.5 s on Redis: [10 s, 20 s) begins
-        aClock.advance(1_700);
-        for (int i = 0; i < 5; i++) assertThat(b.decide(req).allowed()).isTrue();
-        assertThat(b.sync()).isTrue();
-        a.release(a.reserve(req)); // moves a's pending window back from [30 s, 40 s)
-        a.release(t1); // t1 never reached [10 s, 20 s)'s count
-        assertThat(a.sync()).isTrue();
-        assertThat(fleet.count(KEY, T0 + 10_000, 10_000)).as("b's 5; t1 was never counted there").isEqualTo(5);
+        t.advance(1_700); // 10.5 s on Redis: [10 s, 20 s) begins
+        for (int i = 0; i < 5; i++) assertThat(t.b.decide(req).allowed()).isTrue();
+        assertThat(t.b.sync()).isTrue();
+        t.a.release(t.a.reserve(req)); // moves a's pending window back from [30 s, 40 s)
+        t.a.release(t1); // t1 never reached [10 s, 20 s)'s count
+        assertThat(t.a.sync()).isTrue();
+        assertThat(t.fleet.count(KEY, T0 + 10_000, 10_000)).as("b's 5; t1 was never counted there").isEqualTo(5);
     }
 
     /**
@@ -870,28 +887,22 @@ class ApproximateEngineTest {
      */
     @Test
     void aPendingWindowLeftAheadByACorrectedClockIsNotKeptWithinTheMargin() {
-        ManualClock redisTime = new ManualClock(T0 + 300);
-        ManualClock aClock = new ManualClock(T0 + 2_100);
-        FleetCounts fleet = new FleetCounts(redisTime);
-        ApproximateEngine a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
-        ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
+        TwoClocks t = new TwoClocks(T0 + 300, T0 + 2_100);
         Rule rule = Rule.builder("api").algorithm(Algorithm.FIXED_WINDOW).limit(100).window(Duration.ofSeconds(1))
                 .sync(Duration.ofMillis(100)).build();
         List<Acquisition> req = List.of(new Acquisition(rule, CLIENT));
-        assertThat(a.decide(req).allowed()).isTrue(); // in [2 s, 3 s) on a's clock
-        assertThat(a.sync()).isTrue(); // dropped by Redis as not begun; a learns the offset
-        assertThat(a.now()).isEqualTo(T0 + 300);
+        assertThat(t.a.decide(req).allowed()).isTrue(); // in [2 s, 3 s) on a's clock
+        assertThat(t.a.sync()).isTrue(); // dropped by Redis as not begun; a learns the offset
+        assertThat(t.a.now()).isEqualTo(T0 + 300);
 
-        redisTime.advance(800);
-        aClock.advance(800); // 1.1 s
-        for (int i = 0; i < 5; i++) assertThat(b.decide(req).allowed()).isTrue();
-        assertThat(b.sync()).isTrue();
-        assertThat(fleet.count(KEY, T0 + 1_000, 1_000)).isEqualTo(5);
-        ApproximateEngine.Result r = a.reserve(req);
-        redisTime.advance(50);
-        aClock.advance(50);
-        assertThat(a.sync()).isTrue();
-        assertThat(fleet.count(KEY, T0 + 1_000, 1_000)).as("b's 5 and a's 1, [1 s, 2 s) still running").isEqualTo(6);
+        t.advance(800); // 1.1 s
+        for (int i = 0; i < 5; i++) assertThat(t.b.decide(req).allowed()).isTrue();
+        assertThat(t.b.sync()).isTrue();
+        assertThat(t.fleet.count(KEY, T0 + 1_000, 1_000)).isEqualTo(5);
+        ApproximateEngine.Result r = t.a.reserve(req);
+        t.advance(50);
+        assertThat(t.a.sync()).isTrue();
+        assertThat(t.fleet.count(KEY, T0 + 1_000, 1_000)).as("b's 5 and a's 1, [1 s, 2 s) still running").isEqualTo(6);
         assertThat(r.windows[0]).as("a's window at 1.1 s on Redis's clock, which a knows").isEqualTo(T0 + 1_000);
     }
 
@@ -903,18 +914,15 @@ class ApproximateEngineTest {
     @Test
     void aClockSetBackKeepsCountingInTheWindowRedisIsIn() {
         Rule rule = fixed(100, Duration.ofSeconds(10), Duration.ofMillis(100));
-        ManualClock redisTime = new ManualClock(T0 + 5_000);
-        ManualClock aClock = new ManualClock(T0 + 5_000);
-        FleetCounts fleet = new FleetCounts(redisTime);
-        ApproximateEngine a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
-        a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=203.0.113.8"))));
-        assertThat(a.sync()).isTrue(); // the offset: 0
-        assertThat(admit(a, rule, 3)).isEqualTo(3); // in [0 s, 10 s), Redis's
-        aClock.set(T0 - 3_000); // set back
-        assertThat(admit(a, rule, 1)).isEqualTo(1);
-        a.sync();
-        a.sync();
-        assertThat(fleet.count(KEY, T0, 10_000)).as("all four, in the window Redis is in").isEqualTo(4);
+        TwoClocks t = new TwoClocks(T0 + 5_000, T0 + 5_000);
+        t.a.decide(List.of(new Acquisition(rule, ClientKey.parse("ip=203.0.113.8"))));
+        assertThat(t.a.sync()).isTrue(); // the offset: 0
+        assertThat(admit(t.a, rule, 3)).isEqualTo(3); // in [0 s, 10 s), Redis's
+        t.aClock.set(T0 - 3_000); // set back
+        assertThat(admit(t.a, rule, 1)).isEqualTo(1);
+        t.a.sync();
+        t.a.sync();
+        assertThat(t.fleet.count(KEY, T0, 10_000)).as("all four, in the window Redis is in").isEqualTo(4);
     }
 
     /**
@@ -926,20 +934,16 @@ class ApproximateEngineTest {
     @Test
     void anInstanceStartedBehindRedissClockCountsItsFirstTakesInTheWindowRedisIsIn() {
         Rule rule = fixed(10, Duration.ofSeconds(10), Duration.ofMillis(100));
-        ManualClock redisTime = new ManualClock(T0 + 10_500);
-        ManualClock behind = new ManualClock(T0 + 9_000);
-        FleetCounts fleet = new FleetCounts(redisTime);
-        ApproximateEngine a = new ApproximateEngine(behind, true, fleet, "t:", 10, false, () -> "a");
-        ApproximateEngine b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
-        assertThat(admit(a, rule, 3)).isEqualTo(3); // [0 s, 10 s) on a's clock; [10 s, 20 s) on Redis's
-        assertThat(a.sync()).isTrue(); // dropped by Redis (over); a learns Redis's time
-        assertThat(a.now()).isEqualTo(T0 + 10_500);
-        assertThat(a.sync()).isTrue();
-        assertThat(fleet.count(KEY, T0 + 10_000, 10_000)).as("a's three, in the window Redis is in").isEqualTo(3);
-        assertThat(admit(b, rule, 10)).as("b, syncing first").isEqualTo(10); // b knows nothing yet: the bound
-        b.sync();
-        assertThat(fleet.count(KEY, T0 + 10_000, 10_000)).as("all 13").isEqualTo(13);
-        assertThat(admit(b, rule, 1)).isZero();
+        TwoClocks t = new TwoClocks(T0 + 10_500, T0 + 9_000);
+        assertThat(admit(t.a, rule, 3)).isEqualTo(3); // [0 s, 10 s) on a's clock; [10 s, 20 s) on Redis's
+        assertThat(t.a.sync()).isTrue(); // dropped by Redis (over); a learns Redis's time
+        assertThat(t.a.now()).isEqualTo(T0 + 10_500);
+        assertThat(t.a.sync()).isTrue();
+        assertThat(t.fleet.count(KEY, T0 + 10_000, 10_000)).as("a's three, in the window Redis is in").isEqualTo(3);
+        assertThat(admit(t.b, rule, 10)).as("b, syncing first").isEqualTo(10); // b knows nothing yet: the bound
+        t.b.sync();
+        assertThat(t.fleet.count(KEY, T0 + 10_000, 10_000)).as("all 13").isEqualTo(13);
+        assertThat(admit(t.b, rule, 1)).isZero();
     }
 
     /**
