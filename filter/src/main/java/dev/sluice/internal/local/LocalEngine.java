@@ -104,23 +104,21 @@ public final class LocalEngine implements RateLimiter {
         String rule = a.rule().name();
         ClientKey client = a.clientKey();
         Segment segment = segments[segmentIndex(rule, client)];
-        long token = tokenFor(a.rule());
-        Verdict verdict;
         segment.lock.lock();
         try {
             KeyState stored = live(segment, rule, client, now);
             KeyState state = algorithm.stateOf(stored, now);
-            verdict = algorithm.decide(state, now, a.cost());
+            Verdict verdict = algorithm.decide(state, now, a.cost());
+            long token = 0;
             if (verdict.allowed()) {
+                token = tokenFor(a.rule());
                 algorithm.take(state, now, a.cost(), token);
                 if (state != stored) segment.put(rule, client, state);
             }
+            return Decision.of(List.of(verdict.decision(a.rule(), verdict.allowed(), RuleDecision.Source.LOCAL, token)));
         } finally {
             segment.lock.unlock();
         }
-        // the decision's objects are made outside the lock: on a hot key every other request waits for it
-        return Decision.of(List.of(verdict.decision(a.rule(), verdict.allowed(), RuleDecision.Source.LOCAL,
-                verdict.allowed() ? token : 0)));
     }
 
     private Decision decideAll(List<Acquisition> acquisitions, long now) {
@@ -146,9 +144,6 @@ public final class LocalEngine implements RateLimiter {
         Arrays.sort(order); // one lock order for everybody: no deadlock
         int[] held = new int[n];
         int locked = 0;
-        Verdict[] verdicts = new Verdict[n];
-        boolean[] taken = new boolean[n];
-        long[] tokens = new long[n];
         try {
             for (int i = 0; i < n; i++) {
                 if (i == 0 || order[i] != order[i - 1]) {
@@ -158,6 +153,7 @@ public final class LocalEngine implements RateLimiter {
             }
             KeyState[] stored = new KeyState[n];
             KeyState[] states = new KeyState[n];
+            Verdict[] verdicts = new Verdict[n];
             boolean admitted = true;
             for (int i = 0; i < n; i++) {
                 stored[i] = live(segments[segmentOf[i]], rules[i], clients[i], now);
@@ -165,25 +161,23 @@ public final class LocalEngine implements RateLimiter {
                 verdicts[i] = algorithms[i].decide(states[i], now, acquisitions.get(i).cost());
                 admitted &= verdicts[i].allowed() || acquisitions.get(i).rule().dryRun(); // a shadow rule refuses nothing
             }
+            List<RuleDecision> decisions = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 boolean take = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
+                long token = 0;
                 if (take) {
-                    tokens[i] = tokenFor(acquisitions.get(i).rule());
-                    algorithms[i].take(states[i], now, acquisitions.get(i).cost(), tokens[i]);
+                    token = tokenFor(acquisitions.get(i).rule());
+                    algorithms[i].take(states[i], now, acquisitions.get(i).cost(), token);
                     if (states[i] != stored[i]) segments[segmentOf[i]].put(rules[i], clients[i], states[i]);
                 }
-                taken[i] = take;
+                decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), take, RuleDecision.Source.LOCAL, token));
             }
+            return Decision.of(decisions);
         } finally {
             for (int i = locked - 1; i >= 0; i--) {
                 segments[held[i]].lock.unlock();
             }
         }
-        List<RuleDecision> decisions = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            decisions.add(verdicts[i].decision(acquisitions.get(i).rule(), taken[i], RuleDecision.Source.LOCAL, tokens[i]));
-        }
-        return Decision.of(decisions);
     }
 
     /**
