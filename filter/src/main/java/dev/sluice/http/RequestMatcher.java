@@ -111,6 +111,12 @@ public final class RequestMatcher {
         private final Segment[] segments;
         /** A pattern without {@code *}: the path it names without a trailing slash, else null. */
         private final String literal;
+        /**
+         * A pattern whose last segment is stars alone ({@code /users/*}), which matches a path's empty
+         * last segment ({@code /users/}): the segments before it, which match that path without its
+         * trailing slash ({@code /users}, as a servlet mapped to {@code /users/*} serves it); else null.
+         */
+        private final Segment[] beforeEmptyLast;
 
         private Entry(String text, String[] methods, Segment[] segments, String pattern) {
             this.text = text;
@@ -118,6 +124,8 @@ public final class RequestMatcher {
             this.segments = segments;
             this.literal = pattern.indexOf('*') >= 0 ? null
                     : pattern.length() > 1 && pattern.endsWith("/") ? pattern.substring(0, pattern.length() - 1) : pattern;
+            int n = segments.length;
+            this.beforeEmptyLast = n > 1 && segments[n - 1].matchesEmpty() ? Arrays.copyOf(segments, n - 1) : null;
         }
 
         static Entry parse(String raw) {
@@ -183,8 +191,11 @@ public final class RequestMatcher {
             // as a literal: with or without one trailing slash (/users/alice/password-reset/ is served as
             // /users/alice/password-reset by the containers and the frameworks on them)
             int length = path.length();
-            return pathMatches(path, length)
-                    || length > 1 && path.charAt(length - 1) == '/' && path.charAt(length - 2) != '/' && pathMatches(path, length - 1);
+            if (length > 1 && path.charAt(length - 1) == '/') {
+                return pathMatches(segments, path, length) || path.charAt(length - 2) != '/' && pathMatches(segments, path, length - 1);
+            }
+            // and without one as with it: /users/* matches /users/, so /users too
+            return pathMatches(segments, path, length) || beforeEmptyLast != null && pathMatches(beforeEmptyLast, path, length);
         }
 
         /** The literal path, or it with one trailing slash. */
@@ -206,7 +217,7 @@ public final class RequestMatcher {
          * remembers the last {@code **} and retries from one segment further on a mismatch. Linear
          * in practice, O(segments x pattern) at worst, without recursion or allocation.
          */
-        private boolean pathMatches(String path, int length) {
+        private static boolean pathMatches(Segment[] segments, String path, int length) {
             if (path.charAt(0) != '/') return false;
             int p = 0;              // pattern segment
             int s = 1;              // start of the current path segment
@@ -259,6 +270,15 @@ public final class RequestMatcher {
                 throw invalid(raw, "** must be a whole path segment, as in /api/**");
             }
             return new Segment(part.split("\\*", -1));
+        }
+
+        /** Whether this matches an empty segment: stars alone ({@code *}). */
+        boolean matchesEmpty() {
+            if (pieces == null || pieces.length < 2) return false;
+            for (String piece : pieces) {
+                if (!piece.isEmpty()) return false;
+            }
+            return true;
         }
 
         /** Whether {@code path[from, to)} (one segment, no {@code /}) matches. */

@@ -41,7 +41,7 @@ public record CalendarWindows(ZoneId zone, ChronoUnit unit, int amount) {
 
     /** What a calendar window may be, for messages. */
     public static final String ACCEPTED = "with a calendar: whole hours that divide a day (1h, 2h, 3h, 4h, 6h, 8h, 12h),"
-            + " days (1d; 2d to 366d count from 1970-01-01), weeks (1w, from Monday 00:00; 2w to 52w count from"
+            + " days (1d; 2d to 366d count from 1970-01-01, but a multiple of 7 days is that many weeks), weeks (1w, from Monday 00:00; 2w to 52w count from"
             + " Monday 1969-12-29) or months that divide a year (1mo, 3mo, 12mo)";
 
     private static final long HOUR_MS = 3_600_000;

@@ -79,10 +79,27 @@ class RequestMatcherTest {
         RequestMatcher users = matcher("/users/*");
         assertThat(users.matches("GET", "/users/42")).isTrue();
         assertThat(users.matches("GET", "/users/")).isTrue();
-        assertThat(users.matches("GET", "/users")).isFalse();
         assertThat(users.matches("GET", "/users/42/orders")).isFalse();
+        assertThat(users.matches("GET", "/usersx")).isFalse();
+        assertThat(users.matches("GET", "/")).isFalse();
         assertThat(matcher("/users/*/orders").matches("GET", "/users/42/orders")).isTrue();
         assertThat(matcher("/users/*/orders").matches("GET", "/users/42/43/orders")).isFalse();
+    }
+
+    @Test
+    void aTrailingStarMatchesThePathWithoutItsEmptyLastSegmentToo() {
+        // /users/* matches /users/ (the star an empty segment), and a path without its one trailing
+        // slash is served alike (a servlet mapped to /users/* serves /users): counted the same
+        assertThat(matcher("POST /users/*").matches("POST", "/users")).isTrue();
+        assertThat(matcher("/a/*/*").matches("GET", "/a/b")).isTrue();
+        assertThat(matcher("/a/*/*").matches("GET", "/a")).isFalse();
+        assertThat(matcher("/a/**/*").matches("GET", "/a")).isTrue();
+        assertThat(matcher("/a/**/*").matches("GET", "/a/b/c")).isTrue();
+        assertThat(matcher("/v*/*").matches("GET", "/v2")).isTrue();
+        assertThat(matcher("/v*/*").matches("GET", "/x2")).isFalse();
+        // a star with more in its segment matches no empty segment, so nothing changes there
+        assertThat(matcher("/static/*.css").matches("GET", "/static")).isFalse();
+        assertThat(matcher("/users/*").matches("GET", "/users//")).isFalse();
     }
 
     @Test
