@@ -11,7 +11,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * A stand-in for an LLM endpoint, whose cost is known only once it has answered: {@code GET} or
  * {@code POST /llm/<anything>} answers a small completion and states the tokens it used in the
  * response header {@code X-Tokens-Used}, set before the body is written. {@code ?tokens=N} makes it
- * use N; without it, a pseudo-random 50 to 500.
+ * use N, at most {@link #MAX_TOKENS} (a completion's most, as a model's has: the cost an application
+ * states is bounded by what a request can really cost, so a client's debt, and its Redis key, lasts
+ * minutes, not years); without it, a pseudo-random 50 to 500.
  *
  * <p>The example's {@code llm} rule ({@code rule.llm.actual-cost = response-header:X-Tokens-Used})
  * takes its estimate at admission and, once the response is complete, charges the client the tokens
@@ -20,6 +22,7 @@ import java.util.concurrent.ThreadLocalRandom;
 public class LlmServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
+    static final long MAX_TOKENS = 10_000;
 
     @Override
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
@@ -30,8 +33,8 @@ public class LlmServlet extends HttpServlet {
         } catch (NumberFormatException e) {
             tokens = -1;
         }
-        if (tokens < 0) {
-            resp.sendError(HttpServletResponse.SC_BAD_REQUEST, "tokens: a whole number, 0 or more");
+        if (tokens < 0 || tokens > MAX_TOKENS) {
+            resp.sendError(HttpServletResponse.SC_BAD_REQUEST, "tokens: a whole number from 0 to " + MAX_TOKENS);
             return;
         }
         resp.setHeader("X-Tokens-Used", Long.toString(tokens));
