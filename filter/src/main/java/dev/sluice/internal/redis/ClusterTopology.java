@@ -19,8 +19,10 @@ import java.util.function.Supplier;
 /**
  * A Cluster client's slot map, kept following the cluster: which master serves each slot. Jedis
  * renews its map only after a {@code MOVED} on its own calls or after two consecutive connection
- * failures within one call's retry time (which a call bounded by {@code redis.timeout} never has), so
- * after a hung master's replica is promoted it would go on naming the dead master. Here one daemon
+ * failures within one call's retry time: a killed master refuses at once, and a call sent alone through
+ * the client may then renew the map itself, in the caller's thread; a hung master's calls each take a
+ * whole {@code redis.timeout} and never do, so after its replica is promoted the client would go on
+ * naming the hung master. Here one daemon
  * thread ({@code sluice-cluster-topology}) reads the map again
  * <ul>
  *   <li>every {@code redis.cluster.refresh-period};</li>
@@ -28,7 +30,7 @@ import java.util.function.Supplier;
  *       once, but at most once per {@link #MIN_INTERVAL_MILLIS} ms, so a node's outage costs the
  *       cluster one {@code CLUSTER SLOTS} a second.</li>
  * </ul>
- * No request ever waits for a refresh (it costs up to a timeout per unresponsive seed).
+ * No request waits for this class's refresh (it costs up to a timeout per unresponsive seed).
  */
 final class ClusterTopology implements AutoCloseable {
 
