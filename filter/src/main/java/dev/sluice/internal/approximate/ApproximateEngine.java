@@ -91,7 +91,9 @@ public final class ApproximateEngine implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApproximateEngine.class);
     private static final long NONE = CountExchange.Counts.NONE;
-    private static final Result RETRY = new Result(null, null, null, null, null, null, null);
+    /** {@link Result#takenAt} of a rule that took nothing (a state's sequence is never negative). */
+    private static final long NOT_TAKEN = -1;
+    private static final Result RETRY = new Result(null, null, null, null, null, null);
     /**
      * What {@link #decide} returns for a client whose last sync failed (its master away, on a Cluster):
      * decide it by the failure policy; nothing was taken.
@@ -99,7 +101,7 @@ public final class ApproximateEngine implements AutoCloseable {
     public static final Decision UNSYNCED = Decision.of(List.of(new RuleDecision(
             Rule.of("unsynced", Algorithm.FIXED_WINDOW, 1, java.time.Duration.ofSeconds(1)), true, 0, 0, 0, 0,
             RuleDecision.Source.UNAVAILABLE)));
-    private static final Result UNSYNCED_RESULT = new Result(UNSYNCED, null, null, null, null, null, null);
+    private static final Result UNSYNCED_RESULT = new Result(UNSYNCED, null, null, null, null, null);
     /** How long the background thread sleeps when no rule is approximate (it is woken by the first). */
     private static final long IDLE_PARK_NANOS = 1_000_000_000L;
 
@@ -159,19 +161,25 @@ public final class ApproximateEngine implements AutoCloseable {
         final KeyCounts[] states;
         final long[] windows;
         final Verdict[] verdicts;
-        final boolean[] taken;
-        /** Each take's {@link KeyCounts#sequence}: whether it still sits among its state's pending counts. */
-        final long[] sequences;
+        /**
+         * Each take's {@link KeyCounts#sequence} (whether it still sits among its state's pending counts), or
+         * {@link #NOT_TAKEN} where the rule took nothing.
+         */
+        final long[] takenAt;
 
         Result(Decision decision, List<Acquisition> acquisitions, KeyCounts[] states, long[] windows,
-               Verdict[] verdicts, boolean[] taken, long[] sequences) {
+               Verdict[] verdicts, long[] takenAt) {
             this.decision = decision;
             this.acquisitions = acquisitions;
             this.states = states;
             this.windows = windows;
             this.verdicts = verdicts;
-            this.taken = taken;
-            this.sequences = sequences;
+            this.takenAt = takenAt;
+        }
+
+        /** Whether rule {@code i} took its cost. */
+        boolean taken(int i) {
+            return takenAt[i] != NOT_TAKEN;
         }
 
         /** The decision, with what was taken taken. */
@@ -293,27 +301,26 @@ public final class ApproximateEngine implements AutoCloseable {
             admitted &= verdicts[i].allowed() || a.rule().dryRun(); // a shadow rule refuses nothing
             s.used = true;
         }
-        boolean[] taken = new boolean[n];
-        long[] sequences = new long[n];
+        long[] takenAt = new long[n];
         List<RuleDecision> decisions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             Acquisition a = acquisitions.get(i);
-            taken[i] = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
-            if (taken[i]) states[i].take(windows[i], a.cost());
-            sequences[i] = states[i].sequence;
-            decisions.add(verdicts[i].decision(a.rule(), taken[i], RuleDecision.Source.APPROXIMATE));
+            boolean take = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
+            if (take) states[i].take(windows[i], a.cost());
+            takenAt[i] = take ? states[i].sequence : NOT_TAKEN;
+            decisions.add(verdicts[i].decision(a.rule(), take, RuleDecision.Source.APPROXIMATE));
         }
-        return new Result(Decision.of(decisions), acquisitions, states, windows, verdicts, taken, sequences);
+        return new Result(Decision.of(decisions), acquisitions, states, windows, verdicts, takenAt);
     }
 
     /** Gives back what {@code result} took (another rule of its request denied it): as if it had not been asked. */
     public void release(Result result) {
         for (int i = 0; i < result.states.length; i++) {
-            if (!result.taken[i]) continue;
+            if (!result.taken(i)) continue;
             KeyCounts s = result.states[i];
             s.lock();
             try {
-                s.untake(result.windows[i], result.acquisitions.get(i).cost(), result.sequences[i]);
+                s.untake(result.windows[i], result.acquisitions.get(i).cost(), result.takenAt[i]);
             } finally {
                 s.unlock();
             }
@@ -327,7 +334,7 @@ public final class ApproximateEngine implements AutoCloseable {
      */
     public void reset(Rule rule, ClientKey clientKey) {
         if (!rule.algorithm().isWindow() || rule.algorithm() == Algorithm.SLIDING_WINDOW_LOG) return;
-        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()));
+        Series s = series.get(SeriesId.of(rule));
         if (s == null) return;
         synchronized (syncLock) {
             KeyCounts c = s.clients.get(clientKey);
@@ -347,7 +354,7 @@ public final class ApproximateEngine implements AutoCloseable {
      * 0 if none.
      */
     public long largestUnsynced(Rule rule) {
-        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()));
+        Series s = series.get(SeriesId.of(rule));
         if (s == null) return 0;
         long u = s.takeFolded();
         for (KeyCounts c : s.clients.values()) {
@@ -410,7 +417,7 @@ public final class ApproximateEngine implements AutoCloseable {
 
     /** The state of one client of a rule, or null (tests). */
     KeyCounts stateOf(Rule rule, ClientKey clientKey) {
-        Series s = series.get(new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar()));
+        Series s = series.get(SeriesId.of(rule));
         return s == null ? null : s.clients.get(clientKey);
     }
 
@@ -664,7 +671,7 @@ public final class ApproximateEngine implements AutoCloseable {
     private Series seriesOf(Rule rule) {
         if (!rule.approximate()) throw new IllegalArgumentException("rule " + rule.name() + " has no sync interval");
         boolean[] created = {false};
-        SeriesId seriesId = new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar());
+        SeriesId seriesId = SeriesId.of(rule);
         Series s = series.computeIfAbsent(seriesId, id -> {
             created[0] = true;
             return new Series(id, rule, keyPrefix, redisClock, System.nanoTime() + rule.syncMillis() * 1_000_000L);
@@ -726,6 +733,10 @@ public final class ApproximateEngine implements AutoCloseable {
 
     /** The counts of one rule's clients: one per (rule name, algorithm, window), shared by its plans of that window. */
     private record SeriesId(String name, Algorithm algorithm, long windowMs, CalendarWindows calendar) {
+        /** The series {@code rule} counts in. */
+        static SeriesId of(Rule rule) {
+            return new SeriesId(rule.name(), rule.algorithm(), rule.windowMillis(), rule.calendar());
+        }
     }
 
     static final class Series {

@@ -546,23 +546,18 @@ class ApproximateEngineTest {
      * Instance a's clock 300 ms behind b's and the fleet's; a's request r0 sent into [0 s, 1 s)'s own count, then b
      * moves the fleet to [1 s, 2 s) (b at 1.1 s, a at 0.8 s: a's window still runs).
      */
-    private static final class LaggingFleet {
-        final ManualClock onTime = new ManualClock(T0 + 700);
-        final ManualClock lagging = new ManualClock(T0 + 400);
-        final FleetCounts fleet = new FleetCounts(onTime);
-        final ApproximateEngine a = new ApproximateEngine(lagging, false, fleet, "t:", 10, false, () -> "a");
-        final ApproximateEngine b = new ApproximateEngine(onTime, false, fleet, "t:", 10, false, () -> "b");
+    private static final class LaggingFleet extends TwoClocks {
         final Rule rule;
         final ApproximateEngine.Result r0;
 
         LaggingFleet(Algorithm algorithm) {
+            super(T0 + 700, T0 + 400, false);
             rule = Rule.builder("api").algorithm(algorithm).limit(100).window(Duration.ofSeconds(1))
                     .sync(Duration.ofMillis(100)).build();
             r0 = a.reserve(List.of(new Acquisition(rule, CLIENT)));
             assertThat(r0.decision().allowed()).isTrue();
             a.sync();
-            onTime.advance(400);
-            lagging.advance(400);
+            advance(400);
             assertThat(admit(b, rule, 1)).isEqualTo(1);
             b.sync();
         }
@@ -678,12 +673,18 @@ class ApproximateEngineTest {
         final ApproximateEngine a;
         final ApproximateEngine b;
 
+        /** Engines with {@code clock=redis}. */
         TwoClocks(long redisAt, long aAt) {
+            this(redisAt, aAt, true);
+        }
+
+        /** Redis's clock (b's too) at {@code redisAt}, a's at {@code aAt}; {@code redisClock}: the engines' clock=redis. */
+        TwoClocks(long redisAt, long aAt, boolean redisClock) {
             redisTime = new ManualClock(redisAt);
             aClock = new ManualClock(aAt);
             fleet = new FleetCounts(redisTime);
-            a = new ApproximateEngine(aClock, true, fleet, "t:", 10, false, () -> "a");
-            b = new ApproximateEngine(redisTime, true, fleet, "t:", 10, false, () -> "b");
+            a = new ApproximateEngine(aClock, redisClock, fleet, "t:", 10, false, () -> "a");
+            b = new ApproximateEngine(redisTime, redisClock, fleet, "t:", 10, false, () -> "b");
         }
 
         /** Time passes, on both clocks. */
@@ -786,22 +787,17 @@ class ApproximateEngineTest {
      * fleet's window (on the instance, or put back by a failed sync and joined by Redis) was given back off
      * [0 s, 1 s)'s count, which never held it (1 counted there where r0 and r1 stand).
      */
-    private static final class CounterLaggingFleet {
-        final ManualClock onTime = new ManualClock(T0 + 700);
-        final ManualClock lagging = new ManualClock(T0 + 400);
-        final FleetCounts fleet = new FleetCounts(onTime);
-        final ApproximateEngine a = new ApproximateEngine(lagging, false, fleet, "t:", 10, false, () -> "a");
-        final ApproximateEngine b = new ApproximateEngine(onTime, false, fleet, "t:", 10, false, () -> "b");
+    private static final class CounterLaggingFleet extends TwoClocks {
         final Rule rule = Rule.builder("api").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limit(100)
                 .window(Duration.ofSeconds(1)).sync(Duration.ofMillis(100)).build();
 
         CounterLaggingFleet() {
+            super(T0 + 700, T0 + 400, false);
             assertThat(reserve(a).decision().allowed()).isTrue(); // r0
             a.sync();
             assertThat(reserve(b).decision().allowed()).isTrue(); // r1
             b.sync();
-            onTime.advance(400);
-            lagging.advance(400);
+            advance(400);
             assertThat(reserve(b).decision().allowed()).isTrue();
             b.sync();
         }

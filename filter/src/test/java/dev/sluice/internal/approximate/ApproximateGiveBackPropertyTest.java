@@ -117,12 +117,12 @@ class ApproximateGiveBackPropertyTest {
                 if (which != 1) request.add(new Acquisition(FIXED, CLIENT, cost));
                 if (which != 0) request.add(new Acquisition(COUNTER, CLIENT, cost));
                 ApproximateEngine.Result r = engines.get(e).reserve(request);
-                if (r.taken == null) return;
+                if (r.takenAt == null) return;
                 long redisWindow = Math.floorDiv(clock.millis(), W) * W;
                 boolean[] counted = new boolean[request.size()];
                 for (int i = 0; i < request.size(); i++) {
                     // with clock=redis, only what was admitted into Redis's window counts (and so its give-back)
-                    counted[i] = r.taken[i] && (mode != Clocks.REDIS_SKEWED || r.windows[i] == redisWindow);
+                    counted[i] = r.taken(i) && (mode != Clocks.REDIS_SKEWED || r.windows[i] == redisWindow);
                     if (counted[i]) net.get(request.get(i).rule().name()).merge(r.windows[i], cost, Long::sum);
                 }
                 log.append(" take(e").append(e).append(',').append(which).append(',').append(cost).append(")@")
