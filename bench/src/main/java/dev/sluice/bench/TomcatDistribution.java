@@ -49,9 +49,14 @@ import java.util.jar.JarFile;
  *   <li>{@code fields}: {@link dev.sluice.bench.webapp.FieldsFilter}, which decides nothing and writes the five
  *       rate-limit fields of {@code headers=both}: what Tomcat's writing of them costs by itself;</li>
  *   <li>{@code local-no-fields}: {@code local} with {@code headers=none};</li>
- *   <li>{@code floor-fields}: the floor filter, writing the five fields too.</li>
+ *   <li>{@code floor-fields}: the floor filter, writing the five fields too;</li>
+ *   <li>{@code empty}: {@link dev.sluice.bench.webapp.EmptyFilter}, which only passes the request on:
+ *       what a mapped filter costs by itself (Tomcat's filter chain);</li>
+ *   <li>{@code empty-wrapping}: the same, setting one request attribute and passing a request
+ *       wrapper on, as any filter that gates later dispatches does (Sluice on every request).</li>
  * </ul>
- * The last three are not in the default runs: they tell the filter's own cost from the fields'.
+ * The last five are not in the default runs: they tell the filter's own cost from the fields' and
+ * from the container's cost of any filter.
  * The web application's {@code WEB-INF/lib} is Sluice's jar and its runtime dependencies as a user's
  * WAR holds them (the same in every variant), plus slf4j-simple at {@code warn}.
  *
@@ -93,7 +98,7 @@ import java.util.jar.JarFile;
 public final class TomcatDistribution {
 
     static final List<String> VARIANTS = List.of("none", "unmatched", "local", "redis", "floor", "fields",
-            "local-no-fields", "floor-fields");
+            "local-no-fields", "floor-fields", "empty", "empty-wrapping");
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
     /** async-profiler's allocation sampling interval, bytes: a sample per 8 KB allocated (its default, 512 KB, gives a few hundred). */
     private static final String ALLOC_INTERVAL = "8k";
@@ -486,6 +491,13 @@ public final class TomcatDistribution {
         target(w, "(beside them) the five fields alone, a filter writing them / no filter", "fields", "none", 0);
         target(w, "(beside them) Sluice on Redis >= 1.0x the floor filter writing the same five fields", "redis",
                 "floor-fields", 1.0);
+        // where a filter that only passes the request on is measured: the container's cost of any mapped filter
+        target(w, "(beside them) a filter that only passes the request on / no filter", "empty", "none", 0);
+        target(w, "(beside them) the same, with one attribute and a request wrapper / no filter", "empty-wrapping", "none", 0);
+        target(w, "(beside them) Sluice with no matching rule >= 0.98x a filter that only passes the request on",
+                "unmatched", "empty", 0.98);
+        target(w, "(beside them) Sluice with no matching rule >= 0.98x the same with an attribute and a wrapper",
+                "unmatched", "empty-wrapping", 0.98);
         if (variants.contains("redis") && variants.contains("floor")) {
             w.print("| (beside it) Tomcat + Redis CPU per request, Sluice on Redis / the floor filter |");
             for (int c : connections) {
@@ -720,6 +732,10 @@ public final class TomcatDistribution {
                 if (variant.equals("floor-fields")) params.put("fields", "true");
             }
             case "fields" -> filterClass = "dev.sluice.bench.webapp.FieldsFilter";
+            case "empty", "empty-wrapping" -> {
+                filterClass = "dev.sluice.bench.webapp.EmptyFilter";
+                if (variant.equals("empty-wrapping")) params.put("wrap", "true");
+            }
             case "unmatched", "local", "redis", "local-no-fields" -> {
                 params.put("rules", "api");
                 params.put("rule.api.algorithm", "token-bucket");
