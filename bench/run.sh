@@ -43,6 +43,7 @@
 #        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
 #        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
+#        TOMCAT_VARIANTS="none empty empty-wrapping unmatched" bench/run.sh tomcat   # beside Sluice, a filter that only passes the request on (and one that wraps it)
 #        TOMCAT_WARMUP=3 TOMCAT_WARMUP_ROUNDS=3   # the distribution's warm-up: rounds round-robin until every rate is within 10% of its last
 #        bench/run.sh guard settle    # issue 16: a slot's and a settlement's cost, counted and timed (79 s)
 #        ALLOC_REQUESTS=20000 ALLOC_ROUNDS=3 ALLOC_WARMUP=60000 bench/run.sh alloc   # its defaults
