@@ -59,6 +59,8 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
     /**
      * The largest {@code max(limit, burst) x window} in milliseconds: keeps every value the
      * algorithms compute below 2<sup>53</sup>, where Lua's numbers are exact (e.g. 10 million per day).
+     * Not for {@code fixed-window}, whose count is never multiplied by its window: any limit up to
+     * {@link #MAX_COUNT} per window of any length (a calendar month or year included).
      */
     public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
 
@@ -128,10 +130,12 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             throw new InvalidRuleException(name, "max-delay", "only for leaky-bucket; the algorithm is " + algorithm.id());
         }
         long quota = Math.max(limit, burst);
-        if (quota > MAX_QUOTA_TIMES_WINDOW_MS / windowMs) {
+        boolean quotaTimesWindow = scalesByWindow(algorithm);
+        if (quotaTimesWindow && quota > MAX_QUOTA_TIMES_WINDOW_MS / windowMs) {
             throw new InvalidRuleException(name, "limit", "max(limit, burst) x window in ms must be at most 2^50 ("
-                    + MAX_QUOTA_TIMES_WINDOW_MS + ", e.g. 10,000,000 per day), to stay exact in Redis's arithmetic; got "
-                    + quota + " x " + windowMs + " ms: use a shorter window with a proportionally smaller limit");
+                    + MAX_QUOTA_TIMES_WINDOW_MS + ", e.g. 10,000,000 per day) for " + algorithm.id() + ", to stay exact"
+                    + " in Redis's arithmetic; got " + quota + " x " + windowMs + " ms: use a shorter window with a"
+                    + " proportionally smaller limit, or fixed-window (any limit per window)");
         }
         long capacity = windowAlgorithm ? limit : burst;
         if (cost > capacity) {
@@ -146,7 +150,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
                     + ", so every request would be refused while Redis is away; raise fallback-limit to at least "
                     + minFallbackLimit(cost, burst, limit, windowAlgorithm) + " or lower cost");
         }
-        if (Math.max(fallbackLimit, fallbackBurst(burst, fallbackLimit, limit)) > MAX_QUOTA_TIMES_WINDOW_MS / windowMs) {
+        if (quotaTimesWindow && Math.max(fallbackLimit, fallbackBurst(burst, fallbackLimit, limit)) > MAX_QUOTA_TIMES_WINDOW_MS / windowMs) {
             throw new InvalidRuleException(name, "fallback-limit", "fallback-limit x window in ms must be at most 2^50 ("
                     + MAX_QUOTA_TIMES_WINDOW_MS + "); got " + fallbackLimit + " x " + windowMs + " ms");
         }
@@ -272,6 +276,15 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         long f = Math.max(1, (long) Math.floor((double) cost * limit / burst));
         while (fallbackBurst(burst, f, limit) < cost) f++;
         return f;
+    }
+
+    /**
+     * Whether {@code algorithm}'s arithmetic multiplies a quota by the window ({@link #MAX_QUOTA_TIMES_WINDOW_MS}
+     * bounds the product): every algorithm's but {@code fixed-window}'s, which only adds to a count and
+     * compares it with the limit.
+     */
+    public static boolean scalesByWindow(Algorithm algorithm) {
+        return algorithm != Algorithm.FIXED_WINDOW;
     }
 
     private static void count(String rule, String field, long value) {

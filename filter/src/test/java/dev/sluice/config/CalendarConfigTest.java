@@ -52,6 +52,22 @@ class CalendarConfigTest {
         assertThat(rule.window()).isEqualTo(Duration.ofDays(1));
     }
 
+    /**
+     * A fixed window's limit is not bounded by limit x window (2^50 ms), which its arithmetic never forms:
+     * a million tokens a calendar month and 100,000 requests a year load (found by a review of 0.3: both
+     * failed at start); a bucket over as long a window keeps the bound, naming the key.
+     */
+    @Test
+    void largeMonthlyAndYearlyQuotasLoadWhileABucketOverAMonthKeepsItsBound() {
+        assertThat(load("rule.daily.window", "1mo", "rule.daily.limit", "1000000").rule().limit()).isEqualTo(1_000_000);
+        assertThat(load("rule.daily.window", "12mo", "rule.daily.limit", "100000").rule().limit()).isEqualTo(100_000);
+        assertThat(load("rule.daily.window", "1d", "rule.daily.limit", Long.toString(Rule.MAX_COUNT)).rule().limit())
+                .isEqualTo(Rule.MAX_COUNT);
+        ConfigException bucket = rejected("rule.daily.calendar", null, "rule.daily.algorithm", "token-bucket",
+                "rule.daily.window", "31d", "rule.daily.limit", "1000000");
+        assertThat(bucket.getMessage()).contains("rule.daily.limit").contains("at most 2^50").contains("fixed-window");
+    }
+
     @Test
     void monthsWeeksAndHours() {
         assertThat(load("rule.daily.window", "1mo").rule().calendar())

@@ -45,6 +45,13 @@ import dev.sluice.limiter.RuleDecision;
  */
 public final class FixedWindow extends RateAlgorithm {
 
+    /**
+     * The largest count a window holds once charged past its limit, and the most one charge adds: 2^51,
+     * whatever the window (a count is only added to and compared, so it stays exact in the script's
+     * doubles; the debt ends with the window).
+     */
+    static final long MAX_CHARGED_COUNT = 1L << 51;
+
     static final class State extends KeyState {
         /** When the count ends; the count applies before it. */
         long end = Long.MIN_VALUE;
@@ -103,7 +110,7 @@ public final class FixedWindow extends RateAlgorithm {
     @Override
     public void charge(KeyState state, long now, long extra) {
         State s = (State) state;
-        s.count = Math.min((now < s.end ? s.count : 0) + chargeable(extra, windowMs), maxCount(windowMs));
+        s.count = Math.min((now < s.end ? s.count : 0) + Math.min(extra, MAX_CHARGED_COUNT), MAX_CHARGED_COUNT);
         s.end = end(s, now);
         s.expiresAtMs = s.end + EXPIRY_MARGIN_MS;
     }

@@ -62,7 +62,8 @@ public abstract sealed class RateAlgorithm
 
     /**
      * The largest {@code max(limit, burst) * windowMs} Sluice accepts: keeps every value the
-     * algorithms compute below 2<sup>53</sup> (e.g. a limit of 10 million per day).
+     * algorithms compute below 2<sup>53</sup> (e.g. a limit of 10 million per day); not for
+     * {@link FixedWindow}, whose count never meets its window in the arithmetic.
      */
     public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
 
@@ -111,7 +112,7 @@ public abstract sealed class RateAlgorithm
     public static void validate(Rule rule) {
         long quota = Math.max(rule.limit(), rule.burst());
         long window = rule.windowMillis();
-        if (quota > MAX_QUOTA_TIMES_WINDOW_MS / window) {
+        if (Rule.scalesByWindow(rule.algorithm()) && quota > MAX_QUOTA_TIMES_WINDOW_MS / window) {
             throw new IllegalArgumentException("rule " + rule.name() + ": max(limit, burst) x window in ms must be at most 2^50 ("
                     + MAX_QUOTA_TIMES_WINDOW_MS + "), e.g. 10,000,000 per day; got " + quota + " x " + window + "ms");
         }

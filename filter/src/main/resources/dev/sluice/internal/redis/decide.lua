@@ -122,9 +122,15 @@ for i = 1, n do
       --[[ give-back.lua ]]
       if mode == 5 and taken_ms then
         force = true
-        local most = 4503599627370496 - 4503599627370496 % window -- RateAlgorithm.chargeable: cost x window <= 2^52
-        if cost > most / window then
-          cost = most / window
+        if algorithm <= 1 then -- fixed-window: FixedWindow.MAX_CHARGED_COUNT, whatever the window
+          if cost > 2251799813685248 then
+            cost = 2251799813685248
+          end
+        else
+          local most = 4503599627370496 - 4503599627370496 % window -- RateAlgorithm.chargeable: cost x window <= 2^52
+          if cost > most / window then
+            cost = most / window
+          end
         end
       end
     end

@@ -62,8 +62,8 @@ else
     ttl = MARGIN
   end
   local counted = count + cost
-  if force and counted > (2251799813685248 - 2251799813685248 % window) / window then -- RateAlgorithm.maxCount
-    counted = (2251799813685248 - 2251799813685248 % window) / window
+  if force and counted > 2251799813685248 then -- FixedWindow.MAX_CHARGED_COUNT, 2^51
+    counted = 2251799813685248
   end
   state, taken_ms, taken_fraction = encode('<Bdd', 1, at + after, counted), at + after, 0
   state_answers = algorithm == 1 and 'timed' -- the state, then the time: it can be the reply (not a calendar's)

@@ -7,6 +7,8 @@ import dev.sluice.limiter.CalendarWindows;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.limiter.Settlement;
+import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.StandardError;
 import dev.sluice.testing.TestRedis;
@@ -76,6 +78,40 @@ class RedisEngineCalendarTest {
         RuleDecision denied = third.decision().rules().get(0);
         assertThat(denied.allowed()).isFalse();
         assertThat(denied.retryAfterMs()).as("until midnight in Berlin").isEqualTo(day.endMs() - third.atMillis());
+    }
+
+    /**
+     * Found in a review of 0.3's calendar windows: a fixed window's limit was bounded by limit x window
+     * like a bucket's (2^50 ms: 420,369 a calendar month, 35,030 a year), which a fixed window's
+     * arithmetic never forms, so a million tokens a month failed at start. Now any limit up to
+     * {@link Rule#MAX_COUNT} per window; a charge past the limit ({@code actual-cost}) is counted in
+     * full, here 1.5 million, on Redis and locally alike (before, a month's count was capped at 840,738
+     * once charged: a client in debt would have been admitted again).
+     */
+    @Test
+    void aMillionTokensAMonthChargedPastTheLimitRefusesUntilTheMonthEnds() {
+        Rule monthly = Rule.builder("tokens").algorithm(Algorithm.FIXED_WINDOW).limit(1_000_000)
+                .calendar(ZoneId.of("Europe/Berlin")).window(Period.ofMonths(1)).build();
+        Rule yearly = Rule.builder("yearly").algorithm(Algorithm.FIXED_WINDOW).limit(100_000)
+                .calendar(ZoneId.of("Europe/Berlin")).window(Period.ofMonths(12)).build();
+        ClientKey client = ClientKey.parse("customer=acme");
+        long redisNow = TestRedis.timeMillis(jedis);
+        ManualClock clock = new ManualClock(redisNow);
+        RedisEngine redis = new RedisEngine(jedis, TestRedis.uniquePrefix("calendar-million"), false, clock, false);
+        LocalEngine local = new LocalEngine(clock, 1_000);
+        CalendarWindows.Window month = monthly.calendar().windowAt(redisNow);
+        for (var engine : List.<dev.sluice.limiter.RateLimiter>of(redis, local)) {
+            Acquisition estimate = new Acquisition(monthly, client, 1_000);
+            RuleDecision taken = engine.decide(List.of(estimate, new Acquisition(yearly, client, 1))).rules().get(0);
+            assertThat(taken.allowed()).as("%s: the estimate", engine).isTrue();
+            assertThat(taken.remaining()).isEqualTo(999_000);
+            engine.settle(List.of(Settlement.ofActualCost(estimate, taken, 1_500_000)));
+
+            RuleDecision after = engine.decide(List.of(new Acquisition(monthly, client, 1))).rules().get(0);
+            assertThat(after.allowed()).as("%s: 1.5 million counted, half a million past the limit", engine).isFalse();
+            assertThat(after.retryAfterMs()).as("%s: refused until the month ends in Berlin", engine)
+                    .isEqualTo(month.endMs() - redisNow);
+        }
     }
 
     /**

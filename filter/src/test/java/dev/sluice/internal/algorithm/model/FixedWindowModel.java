@@ -34,11 +34,11 @@ final class FixedWindowModel extends Model {
         return end;
     }
 
-    /** As a request of {@code extra} taken at {@code now}, past the limit, the count at most {@link #maxCount}. */
+    /** As a request of {@code extra} taken at {@code now}, past the limit, the count at most 2^51 whatever the window. */
     @Override
     void charge(Rule r, long now, long extra) {
-        take(r, now, chargeable(extra, r));
-        count = Math.min(count, maxCount(r));
+        take(r, now, Math.min(extra, 1L << 51));
+        count = Math.min(count, 1L << 51);
     }
 
     /** The count drops by the cost while it is the count the request was added to: it still ends where the request left it. */

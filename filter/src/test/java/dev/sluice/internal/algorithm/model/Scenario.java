@@ -24,7 +24,8 @@ import java.util.Random;
  * margin and the shortest window, as an instance with a slow clock would ({@code clock=local}).
  * {@link Magnitude#SMALL} keeps to small limits and windows, where every figure is exercised
  * often; {@link Magnitude#LARGE} goes to the bounds Sluice accepts: limits up to 10^9, windows up
- * to 30 days, costs up to the capacity, with {@code max(limit, burst) x window} up to 2^50.
+ * to 30 days, costs up to the capacity, with {@code max(limit, burst) x window} up to 2^50 (a fixed
+ * window's limit up to 10^9 whatever its window).
  *
  * <p>With {@link #generateChangingFigures}, each rule has several sets of figures (plans, or what a
  * reload changes: limit, window, burst, max delay; now and then another algorithm) under one name:
@@ -306,7 +307,7 @@ final class Scenario {
     /** A rule anywhere within the bounds Sluice accepts, its numbers spread over their orders of magnitude. */
     static Rule largeRule(String name, Algorithm algorithm, Random rnd) {
         long window = logUniform(rnd, 1, MAX_WINDOW_MS);
-        long maxQuota = RateAlgorithm.MAX_QUOTA_TIMES_WINDOW_MS / window;
+        long maxQuota = Rule.scalesByWindow(algorithm) ? RateAlgorithm.MAX_QUOTA_TIMES_WINDOW_MS / window : Rule.MAX_COUNT;
         long limit = logUniform(rnd, 1, Math.min(algorithm == Algorithm.SLIDING_WINDOW_LOG ? MAX_LOG_LIMIT : MAX_LIMIT, maxQuota));
         long burst = limit;
         Duration maxDelay = Duration.ZERO;
