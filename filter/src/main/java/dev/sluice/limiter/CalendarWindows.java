@@ -138,6 +138,31 @@ public record CalendarWindows(ZoneId zone, ChronoUnit unit, int amount) {
     }
 
     /**
+     * The shortest window that holds a moment of {@code [fromMs, toMs)}: one cut by an offset change (a
+     * day of 23 hours; a 3-hour window that a 2-hour jump leaves one hour long) or a short month, else one
+     * of the nominal length. What a sync interval is checked against ({@link Rule}'s {@code sync}).
+     */
+    public Window shortest(long fromMs, long toMs) {
+        Window shortest = windowAt(fromMs);
+        ZoneRules rules = zone.getRules();
+        for (ZoneOffsetTransition change = rules.nextTransition(Instant.ofEpochMilli(fromMs));
+             change != null && change.toEpochSecond() * 1000 < toMs; change = rules.nextTransition(change.getInstant())) {
+            long at = change.toEpochSecond() * 1000;
+            shortest = shorter(shortest, shorter(windowAt(at - 1), windowAt(at)));
+        }
+        if (unit == ChronoUnit.MONTHS) {
+            for (Window w = windowAt(fromMs); w.startMs() < toMs; w = windowAt(w.endMs())) {
+                shortest = shorter(shortest, w);
+            }
+        }
+        return shortest;
+    }
+
+    private static Window shorter(Window a, Window b) {
+        return b.lengthMs() < a.lengthMs() ? b : a;
+    }
+
+    /**
      * The first window start strictly after {@code epochMs}: when the wall clock next shows a
      * boundary, or an offset change jumps past one (or back onto one) before that.
      */

@@ -1,6 +1,7 @@
 package dev.sluice.limiter;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.time.Period;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
@@ -49,6 +50,9 @@ import java.util.regex.Pattern;
 public record Rule(String name, Algorithm algorithm, long limit, Duration window, long burst, long cost,
                    FailurePolicy failurePolicy, long fallbackLimit, Duration maxDelay, boolean dryRun, String plan,
                    Duration sync, CalendarWindows calendar) {
+
+    /** How far ahead a calendar rule's sync interval is checked against its windows: two years. */
+    private static final long SHORTEST_WINDOW_SPAN_MS = 2 * 366 * 86_400_000L;
 
     /** What a rule name may be: it is part of every Redis key of the rule. */
     public static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -167,6 +171,16 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
             // a sync at least twice per window, so that every window's count is exchanged while it is current
             throw new InvalidRuleException(name, "sync", "0 (exact) or at most half the window (" + windowMs / 2
                     + " ms for a window of " + windowMs + " ms), got " + syncMs + " ms");
+        }
+        if (syncMs > 0 && calendar != null) {
+            // the same for the shortest window of the next two years: a day of 23 hours, February, a window a jump cuts
+            long now = System.currentTimeMillis();
+            CalendarWindows.Window shortest = calendar.shortest(now, now + SHORTEST_WINDOW_SPAN_MS);
+            if (syncMs > shortest.lengthMs() / 2) {
+                throw new InvalidRuleException(name, "sync", "0 (exact) or at most half the shortest window (" + shortest.lengthMs() / 2
+                        + " ms: " + calendar + " has a window of " + shortest.lengthMs() + " ms from "
+                        + Instant.ofEpochMilli(shortest.startMs()).atZone(calendar.zone()) + "), got " + syncMs + " ms");
+            }
         }
     }
 

@@ -118,6 +118,28 @@ class CalendarConfigTest {
         assertThat(rejected("rule.daily.window", "1h", "rule.daily.sync", "31m").key()).isEqualTo("rule.daily.sync");
     }
 
+    /**
+     * A sync at least twice in every window, the shortest included (found by a review of 0.3: a sync of
+     * half the nominal window, accepted, left a 23-hour day one sync and a window a jump cuts none, the
+     * fleet's counts unseen in it): Berlin's day of 23 hours takes at most 11h30m, a month (February: 28
+     * days) 14 days, Troll's 3-hour window (one hour across its two-hour jump) 30 minutes.
+     */
+    @Test
+    void aSyncIsAtMostHalfTheShortestCalendarWindow() {
+        assertThat(load("rule.daily.sync", "690m").rule().syncMillis()).isEqualTo(Duration.ofMinutes(690).toMillis());
+        ConfigException day = rejected("rule.daily.sync", "12h");
+        assertThat(day.key()).isEqualTo("rule.daily.sync");
+        assertThat(day).hasMessageContaining("half the shortest window").hasMessageContaining("1d in Europe/Berlin")
+                .hasMessageContaining("82800000 ms");
+        assertThat(load("rule.daily.window", "1mo", "rule.daily.sync", "14d").rule().syncMillis())
+                .isEqualTo(Duration.ofDays(14).toMillis());
+        assertThat(rejected("rule.daily.window", "1mo", "rule.daily.sync", "15d").key()).isEqualTo("rule.daily.sync");
+        assertThat(load("rule.daily.calendar", "Antarctica/Troll", "rule.daily.window", "3h", "rule.daily.sync", "30m")
+                .rule().syncMillis()).isEqualTo(Duration.ofMinutes(30).toMillis());
+        assertThat(rejected("rule.daily.calendar", "Antarctica/Troll", "rule.daily.window", "3h", "rule.daily.sync", "31m")
+                .key()).isEqualTo("rule.daily.sync");
+    }
+
     @Test
     void weeksAndMonthsNeedACalendar() {
         ConfigException e = rejected("rule.daily.calendar", null, "rule.daily.window", "1mo");

@@ -191,4 +191,28 @@ class CalendarWindowsTest {
             assertThat(c.nextStart(w.startMs())).isEqualTo(w.endMs());
         }
     }
+
+    /**
+     * The shortest window of a span, what a rule's sync interval is checked against: a day the spring
+     * change cuts to 23 hours, February, a 3-hour window Troll's two-hour jump leaves one hour long; a zone
+     * with no change, the nominal length (found by a review of 0.3: a sync of half the nominal window
+     * left such windows with one sync or none).
+     */
+    @Test
+    void theShortestWindowOfASpan() {
+        long from = ms("2027-01-01T00:00Z");
+        long to = ms("2028-01-01T00:00Z");
+        CalendarWindows.Window day = BERLIN_DAYS.shortest(from, to);
+        assertThat(day.lengthMs()).isEqualTo(Duration.ofHours(23).toMillis());
+        assertThat(day.startMs()).isEqualTo(ms("2027-03-28T00:00+01:00"));
+        CalendarWindows.Window month = BERLIN_MONTHS.shortest(from, to);
+        assertThat(month.startMs()).isEqualTo(ms("2027-02-01T00:00+01:00"));
+        assertThat(month.lengthMs()).isEqualTo(Duration.ofDays(28).toMillis());
+        CalendarWindows troll = CalendarWindows.of(ZoneId.of("Antarctica/Troll"), Duration.ofHours(3));
+        assertThat(troll.shortest(from, to).lengthMs()).isEqualTo(Duration.ofHours(1).toMillis());
+        assertThat(CalendarWindows.of(ZoneId.of("UTC"), Duration.ofDays(1)).shortest(from, to).lengthMs())
+                .isEqualTo(Duration.ofDays(1).toMillis());
+        assertThat(BERLIN_HOURS.shortest(from, to).lengthMs()).as("an hour skipped, none cut")
+                .isEqualTo(Duration.ofHours(1).toMillis());
+    }
 }
