@@ -6,6 +6,7 @@ import java.time.Period;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -53,6 +54,20 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
 
     /** How far ahead a calendar rule's sync interval is checked against its windows: two years. */
     private static final long SHORTEST_WINDOW_SPAN_MS = 2 * 366 * 86_400_000L;
+
+    /**
+     * Each calendar's shortest window in the two years from its first use in this JVM, found once: a rule
+     * made again from an accepted one (its backstop's, a shadow, another cost) is checked against the
+     * same window, so it is never refused later, and costs a lookup. One entry per calendar configured.
+     */
+    private static final ConcurrentHashMap<CalendarWindows, CalendarWindows.Window> SHORTEST = new ConcurrentHashMap<>();
+
+    private static CalendarWindows.Window shortestWindow(CalendarWindows calendar) {
+        return SHORTEST.computeIfAbsent(calendar, c -> {
+            long now = System.currentTimeMillis();
+            return c.shortest(now, now + SHORTEST_WINDOW_SPAN_MS);
+        });
+    }
 
     /** What a rule name may be: it is part of every Redis key of the rule. */
     public static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -174,8 +189,7 @@ public record Rule(String name, Algorithm algorithm, long limit, Duration window
         }
         if (syncMs > 0 && calendar != null) {
             // the same for the shortest window of the next two years: a day of 23 hours, February, a window a jump cuts
-            long now = System.currentTimeMillis();
-            CalendarWindows.Window shortest = calendar.shortest(now, now + SHORTEST_WINDOW_SPAN_MS);
+            CalendarWindows.Window shortest = shortestWindow(calendar);
             if (syncMs > shortest.lengthMs() / 2) {
                 throw new InvalidRuleException(name, "sync", "0 (exact) or at most half the shortest window (" + shortest.lengthMs() / 2
                         + " ms: " + calendar + " has a window of " + shortest.lengthMs() + " ms from "

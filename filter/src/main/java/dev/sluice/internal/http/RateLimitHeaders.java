@@ -71,6 +71,8 @@ public final class RateLimitHeaders {
      */
     public static class RuleFields {
         private final Rule rule;
+        /** The rule as the backstop enforces it while Redis is away, made once. */
+        private final Rule fallback;
         private final String policyItem;
         private final String fallbackPolicyItem;
         /** The start of its {@code RateLimit} list member: {@code "api";r=}. */
@@ -80,11 +82,12 @@ public final class RateLimitHeaders {
 
         public RuleFields(Rule rule) {
             this.rule = rule;
+            this.fallback = rule.asFallback();
             this.policyItem = RateLimitHeaders.policyItem(rule);
-            this.fallbackPolicyItem = RateLimitHeaders.policyItem(rule.asFallback());
+            this.fallbackPolicyItem = RateLimitHeaders.policyItem(fallback);
             this.remainingPrefix = '"' + rule.name() + "\";r=";
             this.limit = Long.toString(rule.limit());
-            this.fallbackLimit = Long.toString(rule.asFallback().limit());
+            this.fallbackLimit = Long.toString(fallback.limit());
         }
 
         /** {@code X-RateLimit-Limit}: the limit the decision was made under (the backstop's while Redis is away). */
@@ -103,7 +106,7 @@ public final class RateLimitHeaders {
         public String policyItem(RuleDecision decided) {
             boolean backstop = decided.source() == RuleDecision.Source.BACKSTOP;
             if (rule.calendar() != null) {
-                return RateLimitHeaders.policyItem(backstop ? rule.asFallback() : rule, decided.windowMs());
+                return RateLimitHeaders.policyItem(backstop ? fallback : rule, decided.windowMs());
             }
             return backstop ? fallbackPolicyItem : policyItem;
         }
