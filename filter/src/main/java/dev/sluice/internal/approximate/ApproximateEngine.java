@@ -104,6 +104,12 @@ public final class ApproximateEngine implements AutoCloseable {
     private static final Result UNSYNCED_RESULT = new Result(UNSYNCED, null, null, null, null, null);
     /** How long the background thread sleeps when no rule is approximate (it is woken by the first). */
     private static final long IDLE_PARK_NANOS = 1_000_000_000L;
+    /**
+     * The longest sync interval the scheduler keeps, in ns (about 73 years): a longer one (a window of
+     * centuries allows it) is that long, so that no product or sum of {@code System.nanoTime()} values
+     * overflows (an interval of 300 years in ns is past {@code Long.MAX_VALUE}: negative, due at once).
+     */
+    private static final long MAX_INTERVAL_NANOS = Long.MAX_VALUE / 4;
 
     private final Clock clock;
     private final boolean redisClock;
@@ -431,6 +437,11 @@ public final class ApproximateEngine implements AutoCloseable {
         return clock.millis() + offsetMs;
     }
 
+    /** A sync interval in ns, at most {@link #MAX_INTERVAL_NANOS}. */
+    static long intervalNanos(long syncMs) {
+        return Math.min(syncMs, MAX_INTERVAL_NANOS / 1_000_000L) * 1_000_000L;
+    }
+
     /**
      * Syncs the rules whose interval is due at {@code nanoNow} (System.nanoTime) and returns when the
      * next one is due. Called by the background thread only.
@@ -439,7 +450,7 @@ public final class ApproximateEngine implements AutoCloseable {
         List<Series> due = new ArrayList<>();
         long next = nanoNow + IDLE_PARK_NANOS;
         for (Series s : series.values()) {
-            long interval = s.syncMs * 1_000_000L;
+            long interval = intervalNanos(s.syncMs);
             if (s.nextDueNanos - nanoNow > interval) s.nextDueNanos = nanoNow + interval; // the interval shortened
             if (s.nextDueNanos - nanoNow <= 0) {
                 due.add(s);
@@ -674,7 +685,7 @@ public final class ApproximateEngine implements AutoCloseable {
         SeriesId seriesId = SeriesId.of(rule);
         Series s = series.computeIfAbsent(seriesId, id -> {
             created[0] = true;
-            return new Series(id, rule, keyPrefix, redisClock, System.nanoTime() + rule.syncMillis() * 1_000_000L);
+            return new Series(id, rule, keyPrefix, redisClock, System.nanoTime() + intervalNanos(rule.syncMillis()));
         });
         s.syncMs = rule.syncMillis(); // the newest rule's: after a reload, the new interval
         startThread();

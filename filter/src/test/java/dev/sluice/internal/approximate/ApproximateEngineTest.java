@@ -469,6 +469,19 @@ class ApproximateEngineTest {
         return e.syncs() - before;
     }
 
+    /**
+     * Found in a review of 0.3: a sync interval of centuries (half a window of 2^50 ms, which a rule
+     * accepts) overflowed in nanoseconds, came out negative, and was due at every turn of the sync
+     * thread: a sync every 10 ms here, against Redis, instead of none.
+     */
+    @Test
+    void aSyncIntervalOfCenturiesIsNotDueAtOnce() {
+        ApproximateEngine e = instance();
+        long t0 = System.nanoTime();
+        Rule centuries = fixed(1_000_000, Duration.ofMillis(1L << 50), Duration.ofMillis(1L << 49));
+        assertThat(syncsOver(e, centuries, t0, 1)).as("none due within a second").isZero();
+    }
+
     /** Found in a review of 0.3: the next sync stayed on the old, longer interval's schedule (none in 10 s). */
     @Test
     void aReloadToAShorterSyncIntervalAppliesAtOnce() {
