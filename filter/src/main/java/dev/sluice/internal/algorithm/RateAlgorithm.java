@@ -20,7 +20,7 @@ import dev.sluice.limiter.RuleDecision;
  * {@code windowMs} units, so refilling {@code limit} tokens per window adds exactly
  * {@code elapsedMs * limit} units, and a drain slot of {@code windowMs / limit} ms is
  * {@code windowMs} units of "ms times limit". Every intermediate value stays below 2<sup>53</sup>
- * ({@link #validate}), where Lua's doubles are exact; divisions round toward the answer that is
+ * ({@link Rule#MAX_QUOTA_TIMES_WINDOW_MS}, checked when a rule is made), where Lua's doubles are exact; divisions round toward the answer that is
  * never early: retry-after, reset, next and delay round up to the next whole millisecond,
  * remaining tokens round down.
  *
@@ -60,13 +60,6 @@ public abstract sealed class RateAlgorithm
      */
     public static final long ONCE_MS = 60_000;
 
-    /**
-     * The largest {@code max(limit, burst) * windowMs} Sluice accepts: keeps every value the
-     * algorithms compute below 2<sup>53</sup> (e.g. a limit of 10 million per day); not for
-     * {@link FixedWindow}, whose count never meets its window in the arithmetic.
-     */
-    public static final long MAX_QUOTA_TIMES_WINDOW_MS = 1L << 50;
-
     final Rule rule;
     final long limit;
     final long windowMs;
@@ -83,7 +76,6 @@ public abstract sealed class RateAlgorithm
 
     /** The algorithm of {@code rule}. */
     public static RateAlgorithm of(Rule rule) {
-        validate(rule);
         switch (rule.algorithm()) {
             case FIXED_WINDOW:
                 return new FixedWindow(rule);
@@ -101,20 +93,6 @@ public abstract sealed class RateAlgorithm
                 return new Concurrency(rule);
             default:
                 throw new IllegalArgumentException("unknown algorithm " + rule.algorithm());
-        }
-    }
-
-    /**
-     * Rejects parameters whose arithmetic would leave the exact range of a Lua number.
-     *
-     * @throws IllegalArgumentException naming the rule and the bound
-     */
-    public static void validate(Rule rule) {
-        long quota = Math.max(rule.limit(), rule.burst());
-        long window = rule.windowMillis();
-        if (Rule.scalesByWindow(rule.algorithm()) && quota > MAX_QUOTA_TIMES_WINDOW_MS / window) {
-            throw new IllegalArgumentException("rule " + rule.name() + ": max(limit, burst) x window in ms must be at most 2^50 ("
-                    + MAX_QUOTA_TIMES_WINDOW_MS + "), e.g. 10,000,000 per day; got " + quota + " x " + window + "ms");
         }
     }
 

@@ -557,7 +557,6 @@ public final class RedisEngine implements RateLimiter {
         final boolean concurrency;
 
         RulePlan(Rule rule, String keyPrefix) {
-            RateAlgorithm.validate(rule);
             this.rule = rule;
             this.calendar = rule.calendar() == null ? null : new CalendarCache(rule.calendar());
             this.concurrency = rule.algorithm().isConcurrency();

@@ -307,7 +307,7 @@ final class Scenario {
     /** A rule anywhere within the bounds Sluice accepts, its numbers spread over their orders of magnitude. */
     static Rule largeRule(String name, Algorithm algorithm, Random rnd) {
         long window = logUniform(rnd, 1, MAX_WINDOW_MS);
-        long maxQuota = Rule.scalesByWindow(algorithm) ? RateAlgorithm.MAX_QUOTA_TIMES_WINDOW_MS / window : Rule.MAX_COUNT;
+        long maxQuota = Rule.scalesByWindow(algorithm) ? Rule.MAX_QUOTA_TIMES_WINDOW_MS / window : Rule.MAX_COUNT;
         long limit = logUniform(rnd, 1, Math.min(algorithm == Algorithm.SLIDING_WINDOW_LOG ? MAX_LOG_LIMIT : MAX_LIMIT, maxQuota));
         long burst = limit;
         Duration maxDelay = Duration.ZERO;
