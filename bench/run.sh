@@ -41,7 +41,7 @@
 #        FULL=1 bench/run.sh          # every algorithm at 1, 8 and 64 threads (longer)
 #        PROFILE=1 bench/run.sh http  # profile the embedded Tomcat's filter (async-profiler; ~1 minute more)
 #        PARTS=redis,commands bench/run.sh jmh   # a subset of the JMH suite: redis,local,filter,commands,flood,shapes
-#        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor bench/run.sh jmh   # issue 17's two ratios, 3 rounds (~3 min)
+#        ROUNDS=3 PARTS=redis THREADS=64 IMPLS=sluice,bucket4j,floor,batched-floor bench/run.sh jmh   # issue 17's two ratios and the ceiling of sharing round trips, 3 rounds (~7 min)
 #        TOMCAT_ROUNDS=5 TOMCAT_SECONDS=10 TOMCAT_VARIANTS="none redis floor" bench/run.sh tomcat
 #        TOMCAT_VARIANTS="none empty empty-wrapping unmatched" bench/run.sh tomcat   # beside Sluice, a filter that only passes the request on (and one that wraps it)
 #        TOMCAT_WARMUP=3 TOMCAT_WARMUP_ROUNDS=3   # the distribution's warm-up: rounds round-robin until every rate is within 10% of its last

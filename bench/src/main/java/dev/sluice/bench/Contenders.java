@@ -9,8 +9,8 @@ final class Contenders {
     }
 
     /**
-     * @param impl        {@code sluice}, {@code sluice-unshared} (one round trip per decision), {@code bucket4j}
-     *                    or {@code floor}
+     * @param impl        {@code sluice}, {@code sluice-unshared} (one round trip per decision), {@code bucket4j},
+     *                    {@code floor} or {@code batched-floor}
      * @param algorithm   Sluice's algorithm id (Bucket4j and the floor have one each)
      * @param deniedCache whether Sluice's denied-client cache is on
      */
@@ -18,6 +18,7 @@ final class Contenders {
         return switch (impl) {
             case "bucket4j" -> new Bucket4jContender(workload);
             case "floor" -> new EvalshaFloor(workload);
+            case "batched-floor" -> new BatchedFloor(workload);
             case "sluice" -> new SluiceContender(workload, algorithm, deniedCache);
             case "sluice-unshared" -> new SluiceContender(workload, algorithm, deniedCache, 1, false);
             default -> throw new IllegalArgumentException("unknown contender: " + impl);

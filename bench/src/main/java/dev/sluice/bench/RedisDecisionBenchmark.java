@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class RedisDecisionBenchmark {
 
-    @Param({"sluice", "sluice-unshared", "bucket4j", "floor"})
+    @Param({"sluice", "sluice-unshared", "bucket4j", "floor", "batched-floor"})
     public String impl;
 
     @Param({"HOT", "EXHAUSTED", "KEYS_10K"})
