@@ -97,8 +97,8 @@ public class RateLimitFilter implements Filter {
     private ConfigReloader reloader;
     private final AtomicLong lastDryRunLog = new AtomicLong();
     private final AtomicLong dryRunDenials = new AtomicLong();
-    private final AtomicLong lastCostNotStatedLog = new AtomicLong();
-    private final AtomicLong costsNotStated = new AtomicLong();
+    private final MinuteLog costsNotStated = new MinuteLog();
+    private final MinuteLog costsCapped = new MinuteLog();
     private final AtomicBoolean nonIpPeerLogged = new AtomicBoolean();
 
     /**
@@ -820,6 +820,10 @@ public class RateLimitFilter implements Filter {
                         filter.costNotStated(a.rule(), actualCosts[i]);
                         continue;
                     }
+                    if (actual > actualCosts[i].max()) {
+                        filter.costCapped(a.rule(), actualCosts[i], actual);
+                        actual = actualCosts[i].max();
+                    }
                     Settlement difference = Settlement.ofActualCost(a, taken.get(i), actual);
                     if (difference != null) out.add(difference);
                 }
@@ -860,14 +864,42 @@ public class RateLimitFilter implements Filter {
      * most once a minute, with how many since.
      */
     private void costNotStated(Rule rule, ActualCost source) {
-        costsNotStated.incrementAndGet();
-        long now = System.nanoTime();
-        long last = lastCostNotStatedLog.get();
-        if ((last == 0 || now - last >= 60_000_000_000L) && lastCostNotStatedLog.compareAndSet(last, now)) {
-            long count = costsNotStated.getAndSet(0);
+        long count = costsNotStated.due();
+        if (count > 0) {
             log.warn("Sluice [{}]: {} of rule {} stated no cost in {} (absent, negative or not a whole"
                     + " number): the estimate, cost={}, stood. Logged at most once a minute.", instance,
                     count == 1 ? "a response" : count + " responses", rule.name(), source, rule.cost());
+        }
+    }
+
+    /**
+     * A response of a rule with {@code max-actual-cost} stated more: it is settled at the bound. Logged at
+     * most once a minute, with how many since and the last cost stated.
+     */
+    private void costCapped(Rule rule, ActualCost source, long stated) {
+        long count = costsCapped.due();
+        if (count > 0) {
+            log.warn("Sluice [{}]: {} of rule {} stated a cost in {} above rule.{}.max-actual-cost={} (the last: {}):"
+                    + " settled at {}. Logged at most once a minute.", instance,
+                    count == 1 ? "a response" : count + " responses", rule.name(), source, rule.name(), source.max(),
+                    stated, source.max());
+        }
+    }
+
+    /** Counts events, and says when one may be logged: at most once a minute. */
+    private static final class MinuteLog {
+        private final AtomicLong last = new AtomicLong();
+        private final AtomicLong count = new AtomicLong();
+
+        /** Counts one; how many since the last log when a log is due now, else 0. */
+        long due() {
+            count.incrementAndGet();
+            long now = System.nanoTime();
+            long at = last.get();
+            if ((at == 0 || now - at >= 60_000_000_000L) && last.compareAndSet(at, now)) {
+                return count.getAndSet(0);
+            }
+            return 0;
         }
     }
 

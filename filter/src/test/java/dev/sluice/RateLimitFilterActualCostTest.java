@@ -180,6 +180,50 @@ class RateLimitFilterActualCostTest {
     }
 
     @Test
+    void aCostStatedAboveMaxActualCostIsSettledAtTheBoundAndLoggedOnceAMinute() throws Exception {
+        RateLimitFilter filter = llm("rule.llm.max-actual-cost", "300");
+        try {
+            String log = StandardError.capture(() -> {
+                try {
+                    call(filter, "1000000"); // a million tokens stated: 300 settled, 200 more than the estimate
+                    call(filter, "9223372036854775807");
+                    call(filter, "250"); // within the bound: settled as stated
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(remaining(call(filter, "100"))).as("1000 - 300 - 300 - 250 - 100, not a debt of millions")
+                    .isEqualTo(50);
+            assertThat(log).containsOnlyOnce("WARN dev.sluice.RateLimitFilter - Sluice [llm]: a response of rule llm stated"
+                    + " a cost in response-header:X-Tokens-Used above rule.llm.max-actual-cost=300 (the last: 1000000):"
+                    + " settled at 300. Logged at most once a minute.");
+        } finally {
+            filter.destroy();
+        }
+    }
+
+    @Test
+    void aMaxActualCostIsAWholeNumberNoLessThanTheEstimateAndOnlyWithAnActualCost() throws Exception {
+        assertInitFails("rule.llm.max-actual-cost", "rule.llm.max-actual-cost", "lots");
+        assertInitFails("rule.llm.max-actual-cost", "rule.llm.max-actual-cost", "0");
+        assertThatThrownBy(() -> llm("rule.llm.max-actual-cost", "99")).isInstanceOf(ServletException.class)
+                .hasMessageContaining("rule.llm.max-actual-cost").hasMessageContaining("at least the rule's cost (rule.llm.cost=100)");
+        RateLimitFilter noActualCost = new RateLimitFilter();
+        assertThatThrownBy(() -> noActualCost.init(FakeServlet.filterConfig("llm", FakeServlet.params("rules", "llm",
+                "backend", "local", "rule.llm.limit", "1000", "rule.llm.window", "1m", "rule.llm.max-actual-cost", "300"))))
+                .isInstanceOf(ServletException.class).hasMessageContaining("rule.llm.max-actual-cost")
+                .hasMessageContaining("rule.llm.actual-cost says, which is not set");
+        RateLimitFilter atTheEstimate = llm("rule.llm.max-actual-cost", "100");
+        try {
+            call(atTheEstimate, "5000");
+            assertThat(remaining(call(atTheEstimate, "100"))).as("a bound equal to the estimate: nothing more charged")
+                    .isEqualTo(800);
+        } finally {
+            atTheEstimate.destroy();
+        }
+    }
+
+    @Test
     void anActualCostIsRefusedWhereItCannotBeSettled() {
         assertInitFails("rule.llm.actual-cost", "rule.llm.actual-cost", "header:X-Tokens");
         assertInitFails("rule.llm.actual-cost", "rule.llm.actual-cost", "response-header:");

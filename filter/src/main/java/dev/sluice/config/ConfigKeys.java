@@ -74,6 +74,7 @@ final class ConfigKeys {
     static final String MATCH = "match";
     static final String COST = "cost";
     static final String ACTUAL_COST = "actual-cost";
+    static final String MAX_ACTUAL_COST = "max-actual-cost";
     static final String RULE_FAILURE_POLICY = "failure-policy";
     static final String FALLBACK_LIMIT = "fallback-limit";
     static final String MAX_DELAY = "max-delay";
@@ -87,7 +88,8 @@ final class ConfigKeys {
 
     /** The keys of a rule that are not a plan's, the part after {@code rule.<name>.}. */
     static final List<String> RULE = List.of(
-            ALGORITHM, LIMIT, WINDOW, LEASE, BURST, KEY, KEY_CASE, MATCH, COST, ACTUAL_COST, RULE_FAILURE_POLICY,
+            ALGORITHM, LIMIT, WINDOW, LEASE, BURST, KEY, KEY_CASE, MATCH, COST, ACTUAL_COST, MAX_ACTUAL_COST,
+            RULE_FAILURE_POLICY,
             FALLBACK_LIMIT, MAX_DELAY,
             SYNC, CALENDAR, RULE_MODE, COUNT, PLAN, PLAN_SOURCE_TRUSTED, PLANS);
 

@@ -13,8 +13,10 @@ import java.util.Objects;
  *
  * @param fromHeader whether the cost is a response header's value (else a request attribute's)
  * @param name       the header's or the attribute's name
+ * @param max        the most a request is settled at ({@code rule.<name>.max-actual-cost}): a cost stated
+ *                   above it counts as this much; {@link Long#MAX_VALUE} for no bound but the algorithm's
  */
-public record ActualCost(boolean fromHeader, String name) {
+public record ActualCost(boolean fromHeader, String name, long max) {
 
     /** What {@code rule.<name>.actual-cost} accepts, for messages. */
     public static final String ACCEPTED = "response-header:NAME (a response header the application sets) or attr:NAME"
@@ -25,6 +27,17 @@ public record ActualCost(boolean fromHeader, String name) {
 
     public ActualCost {
         Objects.requireNonNull(name, "name");
+        if (max < 1) throw new IllegalArgumentException("a bound on a cost is 1 or more, not " + max);
+    }
+
+    /** From {@code fromHeader} or an attribute called {@code name}, with no bound but the algorithm's. */
+    public ActualCost(boolean fromHeader, String name) {
+        this(fromHeader, name, Long.MAX_VALUE);
+    }
+
+    /** This source, a stated cost above {@code max} counting as {@code max}. */
+    public ActualCost withMax(long max) {
+        return new ActualCost(fromHeader, name, max);
     }
 
     /**
