@@ -879,10 +879,10 @@ public class RateLimitFilter implements Filter {
     private void costCapped(Rule rule, ActualCost source, long stated) {
         long count = costsCapped.due();
         if (count > 0) {
-            log.warn("Sluice [{}]: {} of rule {} stated a cost in {} above rule.{}.max-actual-cost={} (the last: {}):"
-                    + " settled at {}. Logged at most once a minute.", instance,
-                    count == 1 ? "a response" : count + " responses", rule.name(), source, rule.name(), source.max(),
-                    stated, source.max());
+            log.warn("Sluice [{}]: {} stated a cost above {} rule's max-actual-cost, settled at the bound (the last:"
+                    + " {} in {} of rule {}, settled at rule.{}.max-actual-cost={}). Logged at most once a minute.",
+                    instance, count == 1 ? "a response" : count + " responses", count == 1 ? "its" : "their", stated,
+                    source, rule.name(), rule.name(), source.max());
         }
     }
 

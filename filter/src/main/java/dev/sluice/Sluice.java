@@ -368,7 +368,8 @@ public final class Sluice implements AutoCloseable {
      * settlement sent again within a minute changes nothing there; the local engine, {@code backend=local} and the backstop,
      * keep no such record: call it once, as {@link Lease#settle} does): the difference from {@code acquisition}'s cost (what it took, an estimate) is
      * charged, past the limit if need be, or given back (never leaving the client better off than if the
-     * request had cost that much); nothing when they are equal. Best effort, as {@link #giveBack}.
+     * request had cost that much); nothing when they are equal. Best effort, as {@link #giveBack}. A cost
+     * above the rule's {@code max-actual-cost} (where its configuration sets one) counts as that bound.
      *
      * @throws IllegalArgumentException if {@code actualCost} is negative, or the rule cannot settle a cost
      *                                  (sliding-window-log, leaky-bucket, concurrency, or an approximate rule)
@@ -382,6 +383,10 @@ public final class Sluice implements AutoCloseable {
         if (!taken.taken()) {
             if (actualCost < 0) throw new IllegalArgumentException("an actual cost is 0 or more, not " + actualCost);
             return;
+        }
+        RuleConfig configured = config.rule(rule.name());
+        if (configured != null && configured.actualCost() != null && actualCost > configured.actualCost().max()) {
+            actualCost = configured.actualCost().max(); // rule.<r>.max-actual-cost
         }
         Settlement settlement = Settlement.ofActualCost(acquisition, taken, actualCost);
         if (settlement != null) settle(List.of(settlement));

@@ -194,9 +194,10 @@ class RateLimitFilterActualCostTest {
             });
             assertThat(remaining(call(filter, "100"))).as("1000 - 300 - 300 - 250 - 100, not a debt of millions")
                     .isEqualTo(50);
-            assertThat(log).containsOnlyOnce("WARN dev.sluice.RateLimitFilter - Sluice [llm]: a response of rule llm stated"
-                    + " a cost in response-header:X-Tokens-Used above rule.llm.max-actual-cost=300 (the last: 1000000):"
-                    + " settled at 300. Logged at most once a minute.");
+            assertThat(log).containsOnlyOnce("WARN dev.sluice.RateLimitFilter - Sluice [llm]: a response stated a cost"
+                    + " above its rule's max-actual-cost, settled at the bound (the last: 1000000 in"
+                    + " response-header:X-Tokens-Used of rule llm, settled at rule.llm.max-actual-cost=300). Logged at most"
+                    + " once a minute.");
         } finally {
             filter.destroy();
         }

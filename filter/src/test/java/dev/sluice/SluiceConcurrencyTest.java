@@ -1,6 +1,9 @@
 package dev.sluice;
 
+import dev.sluice.config.ConfigException;
+import dev.sluice.config.RuleConfig;
 import dev.sluice.config.SluiceConfig;
+import dev.sluice.http.ActualCost;
 import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Acquisition;
 import dev.sluice.limiter.Algorithm;
@@ -86,6 +89,28 @@ class SluiceConcurrencyTest {
             Decision next = sluice.tryAcquire("llm", acme);
             assertThat(next.remaining()).as("1000 - 700 - 100").isEqualTo(200);
         }
+    }
+
+    @Test
+    void aLeaseSettlesACostAboveTheRulesMaxActualCostAtTheBound() {
+        RuleConfig bounded = RuleConfig.of(LLM).withActualCost(ActualCost.parse("response-header:X-Tokens-Used").withMax(400));
+        SluiceConfig local = SluiceConfig.builder().backend(SluiceConfig.Backend.LOCAL).rule(bounded).build();
+        try (Sluice sluice = Sluice.builder(local).build()) {
+            ClientKey acme = ClientKey.of("acme");
+            try (Lease call = sluice.begin(List.of(new Acquisition(LLM, acme)))) {
+                call.settle("llm", 5_000_000);
+            }
+            assertThat(sluice.tryAcquire("llm", acme).remaining()).as("1000 - 400 - 100, not a debt of millions")
+                    .isEqualTo(500);
+        }
+    }
+
+    @Test
+    void aMaxActualCostBelowTheRulesCostIsRefusedInCodeToo() {
+        RuleConfig below = RuleConfig.of(LLM).withActualCost(ActualCost.parse("attr:tokens").withMax(99));
+        assertThatThrownBy(() -> SluiceConfig.builder().backend(SluiceConfig.Backend.LOCAL).rule(below).build())
+                .isInstanceOf(ConfigException.class).hasMessageContaining("rule.llm.max-actual-cost='99'")
+                .hasMessageContaining("at least the rule's cost (rule.llm.cost=100)");
     }
 
     /** The local engine keeps no once key: the lease itself settles each rule once. */

@@ -480,13 +480,8 @@ public final class ConfigLoader {
                 throw new ConfigException(maxActualCostKey, values.get(maxActualCostKey), "bounds the cost stated where "
                         + actualCostKey + " says, which is not set: set it, or remove this key");
             }
-            long max = values.integer(maxActualCostKey, Long.MAX_VALUE, 1, Long.MAX_VALUE);
-            if (max < cost) {
-                throw new ConfigException(maxActualCostKey, values.get(maxActualCostKey), "at least the rule's cost ("
-                        + rule(name, COST) + "=" + cost + "): a bound below what admission takes would give back part"
-                        + " of every estimate");
-            }
-            actualCost = actualCost.withMax(max);
+            // at least the rule's cost: SluiceConfig's build checks it, for configurations made in code too
+            actualCost = actualCost.withMax(values.integer(maxActualCostKey, Long.MAX_VALUE, 1, Long.MAX_VALUE));
         }
         return new RuleConfig(rule, key, match, planKey, plans, count, planSourceTrusted, keyCase, actualCost);
     }

@@ -862,6 +862,12 @@ public final class SluiceConfig {
                             + " exact (without " + ConfigKeys.rule(name, SYNC) + "); the rule is " + r.rule().algorithm().id()
                             + (r.rule().approximate() ? " with sync" : "") + ": remove one of them");
                 }
+                if (r.actualCost() != null && r.actualCost().max() < r.rule().cost()) {
+                    String key = ConfigKeys.rule(name, MAX_ACTUAL_COST);
+                    throw new ConfigException(key, shown(key, Long.toString(r.actualCost().max())), "at least the rule's"
+                            + " cost (" + ConfigKeys.rule(name, COST) + "=" + r.rule().cost() + "): a bound below what"
+                            + " admission takes would give back part of every estimate");
+                }
                 if (r.count() != null && r.rule().approximate()) {
                     throw new ConfigException(ConfigKeys.rule(name, COUNT), shown(ConfigKeys.rule(name, COUNT), r.count().toString()),
                             "not available with " + ConfigKeys.rule(name, SYNC) + " (the approximate mode counts per"
