@@ -42,7 +42,7 @@ count() { # DIR [CASES] -> "floor batch" figures of the last line
 
 # the reply of figures, as before a take was answered with its state (token-bucket.lua computes them all)
 variant reply-figures "$LUA" token-bucket.lua <<'EOF'
-  state_answers = skew == 0 and not several -- the state holds the time decided at: the reply, the figures the client's
+  state_answers = skew == 0 -- the state holds the time decided at: it can be the reply, the figures the client's
   state_answers = false
 EOF
 # the state read and written, no arithmetic: every figure a constant; the reply the state, as shipped
