@@ -95,10 +95,9 @@ public class RateLimitFilter implements Filter {
     private volatile Setup setup;
     private volatile DelayedAdmission delays;
     private ConfigReloader reloader;
-    private final AtomicLong lastDryRunLog = new AtomicLong();
-    private final AtomicLong dryRunDenials = new AtomicLong();
-    private final MinuteLog costsNotStated = new MinuteLog();
-    private final MinuteLog costsCapped = new MinuteLog();
+    private final LogThrottle dryRunDenials = new LogThrottle(1_000_000_000L);
+    private final LogThrottle costsNotStated = new LogThrottle(60_000_000_000L);
+    private final LogThrottle costsCapped = new LogThrottle(60_000_000_000L);
     private final AtomicBoolean nonIpPeerLogged = new AtomicBoolean();
 
     /**
@@ -886,17 +885,22 @@ public class RateLimitFilter implements Filter {
         }
     }
 
-    /** Counts events, and says when one may be logged: at most once a minute. */
-    private static final class MinuteLog {
+    /** Counts events, and says when one may be logged: at most once an interval. */
+    private static final class LogThrottle {
+        private final long intervalNanos;
         private final AtomicLong last = new AtomicLong();
         private final AtomicLong count = new AtomicLong();
+
+        LogThrottle(long intervalNanos) {
+            this.intervalNanos = intervalNanos;
+        }
 
         /** Counts one; how many since the last log when a log is due now, else 0. */
         long due() {
             count.incrementAndGet();
             long now = System.nanoTime();
             long at = last.get();
-            if ((at == 0 || now - at >= 60_000_000_000L) && last.compareAndSet(at, now)) {
+            if ((at == 0 || now - at >= intervalNanos) && last.compareAndSet(at, now)) {
                 return count.getAndSet(0);
             }
             return 0;
@@ -966,11 +970,8 @@ public class RateLimitFilter implements Filter {
      * are logged: the path and the client key are chosen by the client.
      */
     private void logDryRun(Decision decision) {
-        dryRunDenials.incrementAndGet();
-        long now = System.nanoTime();
-        long last = lastDryRunLog.get();
-        if ((last == 0 || now - last >= 1_000_000_000L) && lastDryRunLog.compareAndSet(last, now)) {
-            long count = dryRunDenials.getAndSet(0);
+        long count = dryRunDenials.due();
+        if (count > 0) {
             List<String> names = new ArrayList<>();
             for (RuleDecision r : decision.shadowDenied()) names.add(r.rule().name());
             log.info("Sluice [{}] dry-run: {} {} have been denied since the last report, the latest by {}",
