@@ -186,7 +186,7 @@ class RateLimitFilterActualCostTest {
             String log = StandardError.capture(() -> {
                 try {
                     call(filter, "1000000"); // a million tokens stated: 300 settled, 200 more than the estimate
-                    call(filter, "9223372036854775807");
+                    call(filter, "123456789012345678901234567890"); // a whole number beyond a long: above any bound
                     call(filter, "250"); // within the bound: settled as stated
                 } catch (Exception e) {
                     throw new IllegalStateException(e);

@@ -62,8 +62,9 @@ public record ActualCost(boolean fromHeader, String name, long max) {
     }
 
     /**
-     * The cost the application stated for this request, or {@link #NONE} when it stated none, or
-     * something that is not a whole number of 0 or more (a negative number, a fraction, text).
+     * The cost the application stated for this request ({@link Long#MAX_VALUE} for a whole number beyond
+     * it), or {@link #NONE} when it stated none, or something that is not a whole number of 0 or more (a
+     * negative number, a fraction, text).
      */
     public long read(HttpServletRequest request, HttpServletResponse response) {
         Object value = fromHeader ? response.getHeader(name) : request.getAttribute(name);
@@ -73,13 +74,13 @@ public record ActualCost(boolean fromHeader, String name, long max) {
             return n < 0 ? NONE : n;
         }
         String text = value.toString().strip();
-        if (text.isEmpty() || text.length() > 19) return NONE;
+        if (text.isEmpty()) return NONE;
         long n = 0;
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
             if (c < '0' || c > '9') return NONE;
-            n = n * 10 + (c - '0');
-            if (n < 0) return NONE; // beyond Long.MAX_VALUE
+            // a whole number beyond Long.MAX_VALUE is still one, and more than any bound: Long.MAX_VALUE
+            n = n > (Long.MAX_VALUE - (c - '0')) / 10 ? Long.MAX_VALUE : n * 10 + (c - '0');
         }
         return n;
     }
