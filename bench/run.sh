@@ -50,6 +50,7 @@
 #        SKIP_JMH=1 / SKIP_HTTP=1 / SKIP_REDIS_BENCHMARK=1 / SKIP_ALLOC=1 / SKIP_TOMCAT=1 / SKIP_ANCHOR=1 / SKIP_GUARD=1 / SKIP_SETTLE=1
 #        IMPLS=bucket4j,floor / VARIANTS="none redis" bench/run.sh
 #        QUIET_WAIT=60 QUIET_BUSY=15   # first, up to 60 s for the cores to be under 15% busy (a run just before winding down)
+#        REDIS_SESSION=own|shared   # the redis-server in a session of its own (default: a service's share of the CPU) or in this script's (runs before AV)
 # Only 127.0.0.1 receives traffic. Everything started here is stopped by pid on exit.
 set -euo pipefail
 
@@ -103,14 +104,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Redis runs as a service does, in a session of its own (REDIS_SESSION=own, the default since run AV):
+# with the kernel's autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled), the CPU is shared
+# fairly between sessions first, so a redis-server started in this script's session gets one thread's
+# share among the client's 64 busy ones, which no deployment gives it (Redis on its own host, or a
+# systemd service in its own cgroup). REDIS_SESSION=shared keeps it in this session (every run before AV).
 REDIS_PORT=$(free_port)
 REDIS_DIR=$(mktemp -d)
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$REDIS_DIR" \
+REDIS_SESSION=${REDIS_SESSION:-own}
+case $REDIS_SESSION in
+  own) redis_launcher=(setsid) ;; # not a process group leader here, so setsid execs in place: $! is redis-server's pid
+  shared) redis_launcher=() ;;
+  *) echo "REDIS_SESSION must be own or shared, not '$REDIS_SESSION'" >&2; exit 2 ;;
+esac
+"${redis_launcher[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$REDIS_DIR" \
   --daemonize no --protected-mode no --loglevel warning >"$OUT/redis-server.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 REDIS_URL=redis://127.0.0.1:$REDIS_PORT
-log "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $REDIS_URL (pid ${pids[0]})"
+[ "$(cat "/proc/${pids[0]}/comm" 2>/dev/null)" = redis-server ] || { echo "redis-server did not start as pid ${pids[0]}" >&2; exit 1; }
+log "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $REDIS_URL (pid ${pids[0]}, $REDIS_SESSION session; scheduler autogroup $(sed 's/ .*//' "/proc/${pids[0]}/autogroup" 2>/dev/null || echo -))"
 
 # ---------------------------------------------------------------- a quiet machine first
 # A run started right after another (its JVMs still stopping, compiling, collecting) would share the cores with its
@@ -144,6 +157,7 @@ log "$quiet"
   echo "redis: $(redis-server --version)"
   echo "wrk: $(wrk -v 2>&1 | head -1)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "redis-server session: $REDIS_SESSION (scheduler autogroup: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo -); redis-server $(sed 's/ .*//' "/proc/${pids[0]}/autogroup" 2>/dev/null || echo -), this script $(sed 's/ .*//' /proc/$$/autogroup 2>/dev/null || echo -))"
 } >"$OUT/machine.txt"
 
 # ---------------------------------------------------------------- JMH suite
