@@ -44,7 +44,8 @@ import java.util.concurrent.locks.LockSupport;
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
  * longest part of the client's work, and kept off the path between two round trips. Up to
  * {@value #IN_FLIGHT} round trips are in flight per node: with one, Redis would wait between two
- * round trips while the next carrier is woken and sends (BENCHMARKS.md has the measurements).
+ * round trips while the next carrier is woken and sends; three made 1.1x to 1.2x the decisions of two
+ * at 8 and 64 threads once Redis had a CPU share of its own (BENCHMARKS.md, "In flight, again").
  *
  * <p><b>One script call per batch.</b> Calls that name a {@link BatchScript} (the engine's decisions
  * on standalone and Sentinel) and go in one round trip go as one {@code EVALSHA} of that script,
@@ -95,7 +96,7 @@ final class SharedRoundTrips {
     static final int MAX_BATCH = 64;
 
     /** Round trips in flight at once to one node. */
-    static final int IN_FLIGHT = 2;
+    static final int IN_FLIGHT = 3;
 
     private final UnifiedJedis client;
     private final NodeConnections nodes;

@@ -87,8 +87,8 @@ class SharedRoundTripsTest {
 
     /**
      * A call path with one round trip in flight per node, where a batch's mechanics are tested
-     * (what queues behind the one round trip goes in the next); two in flight, the default, are
-     * tested on their own below.
+     * (what queues behind the one round trip goes in the next); the default's
+     * {@value SharedRoundTrips#IN_FLIGHT} in flight are tested on their own below.
      */
     private static SharedRoundTrips oneInFlight(JedisPooled jedis) {
         return new SharedRoundTrips(jedis, false, NodeConnections.of(jedis), 1);
@@ -296,66 +296,73 @@ class SharedRoundTripsTest {
     }
 
     @Test
-    void twoRoundTripsGoAtOnceAndWhatQueuesBehindThemGoesInTheNextTogether() throws Exception {
+    void theDefaultsRoundTripsGoAtOnceAndWhatQueuesBehindThemGoesInTheNextTogether() throws Exception {
         RedisProcess redis = redis();
         JedisPooled jedis = withScripts(client(redis, Duration.ofSeconds(10), Duration.ofSeconds(10)));
         SharedRoundTrips shared = new SharedRoundTrips(jedis, false);
-        assertThat(shared.inFlight()).isEqualTo(SharedRoundTrips.IN_FLIGHT).isEqualTo(2);
+        assertThat(shared.inFlight()).isEqualTo(SharedRoundTrips.IN_FLIGHT).isEqualTo(3);
+        int n = shared.inFlight();
         List<CompletableFuture<Object>> calls = new ArrayList<>();
         redis.pause();
         try {
-            for (int i = 0; i < 2; i++) {
+            for (int i = 0; i < n; i++) {
                 String name = "alone" + i;
                 calls.add(async(() -> call(shared, LOG, "log", name)));
                 int inFlight = i + 1;
                 Poll.until(Duration.ofSeconds(5), "round trip " + inFlight + " in flight", () -> shared.roundTrips() == inFlight);
             }
-            assertThat(shared.queued()).as("neither waited for the other").isZero();
+            assertThat(shared.queued()).as("none waited for another").isZero();
             for (int i = 0; i < 5; i++) {
                 String name = "c" + i;
                 int waiting = i;
                 calls.add(async(() -> call(shared, LOG, "log", name)));
                 Poll.until(Duration.ofSeconds(5), "call " + (waiting + 1) + " to queue", () -> shared.queued() == waiting + 1);
             }
-            assertThat(shared.roundTrips()).as("no third round trip while two are in flight").isEqualTo(2);
+            assertThat(shared.roundTrips()).as("no further round trip while " + n + " are in flight").isEqualTo(n);
         } finally {
             redis.resume();
         }
         List<Object> replies = new ArrayList<>();
         for (CompletableFuture<Object> c : calls) replies.add(c.get(5, TimeUnit.SECONDS));
 
-        // the two in flight are on two connections, which Redis reads in an order of its own; and one
-        // counted in flight may not have reached Redis when it resumes (the client flushes when it reads,
+        // those in flight are on connections of their own, which Redis reads in an order of its own; and
+        // one counted in flight may not have reached Redis when it resumes (the client flushes when it reads,
         // the loopback may deliver later): a call alone can run after the batch, never inside it
-        assertThat(replies).containsExactlyInAnyOrder(1L, 2L, 3L, 4L, 5L, 6L, 7L);
-        long first = (Long) replies.get(2);
-        assertThat(replies.subList(2, 7)).as("the batch, together, in the order it queued")
+        List<Long> all = new ArrayList<>();
+        for (long v = 1; v <= n + 5; v++) all.add(v);
+        assertThat(replies).containsExactlyInAnyOrderElementsOf(all);
+        long first = (Long) replies.get(n);
+        assertThat(replies.subList(n, n + 5)).as("the batch, together, in the order it queued")
                 .containsExactly(first, first + 1, first + 2, first + 3, first + 4);
         List<String> log = jedis.lrange("log", 0, -1);
-        assertThat(log).containsExactlyInAnyOrder("alone0", "alone1", "c0", "c1", "c2", "c3", "c4");
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < n; i++) names.add("alone" + i);
+        names.addAll(List.of("c0", "c1", "c2", "c3", "c4"));
+        assertThat(log).containsExactlyInAnyOrderElementsOf(names);
         assertThat(log.subList((int) first - 1, (int) first + 4)).containsExactly("c0", "c1", "c2", "c3", "c4");
-        assertThat(shared.roundTrips()).as("two alone, then one for the five").isEqualTo(3);
+        assertThat(shared.roundTrips()).as(n + " alone, then one for the five").isEqualTo(n + 1);
     }
 
     @Test
-    void callsQueuedBehindTwoRoundTripsThatTimeOutFailWithThemAfterAboutOneTimeout() throws Exception {
+    void callsQueuedBehindTheRoundTripsInFlightThatTimeOutFailWithThemAfterAboutOneTimeout() throws Exception {
         RedisProcess redis = redis();
-        // 1 s: the four calls must be in flight or queued before the first round trips time out, which
+        // 1 s: the calls must be in flight or queued before the first round trips time out, which
         // takes a few hundred ms when the suite loads both cores
         SharedRoundTrips shared = new SharedRoundTrips(client(redis, Duration.ofSeconds(1), Duration.ofSeconds(5)), false);
+        int n = shared.inFlight();
         long start = System.nanoTime();
         List<CompletableFuture<Object>> calls = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
         redis.pause();
         try {
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < n + 2; i++) {
                 String name = "c" + i;
                 calls.add(async(() -> call(shared, ECHO, "k", name)));
-                if (i < 2) {
+                if (i < n) {
                     int inFlight = i + 1;
                     Poll.until(Duration.ofSeconds(5), "round trip " + inFlight + " in flight", () -> shared.roundTrips() == inFlight);
                 } else {
-                    int waiting = i - 1;
+                    int waiting = i - n + 1;
                     Poll.until(Duration.ofSeconds(5), "call " + (i + 1) + " to queue", () -> shared.queued() == waiting);
                 }
             }
@@ -367,8 +374,8 @@ class SharedRoundTripsTest {
 
         assertThat(failures).allSatisfy(f -> assertThat(f).isInstanceOf(JedisConnectionException.class)
                 .hasRootCauseInstanceOf(SocketTimeoutException.class));
-        assertThat(tookMs).as("one timeout (1 s) for all four, not one more for the queued ones").isLessThan(1_000 + 700);
-        assertThat(shared.roundTrips()).as("the queued calls never went: the node was not answering").isEqualTo(2);
+        assertThat(tookMs).as("one timeout (1 s) for all of them, not one more for the queued ones").isLessThan(1_000 + 700);
+        assertThat(shared.roundTrips()).as("the queued calls never went: the node was not answering").isEqualTo(n);
         Poll.until(Duration.ofSeconds(5), "Redis to answer again", () -> answers(shared, "after"));
     }
 
