@@ -47,6 +47,15 @@ interface NodeConnections {
     Duration queueWait();
 
     /**
+     * The most connections one node's pool lends at once ({@code redis.pool.max-total}, or a user's pool's
+     * {@code maxTotal}); {@link Integer#MAX_VALUE} when not bounded. Round trips in flight to a node are
+     * never more: a carrier would wait in the pool for a connection the others hold.
+     */
+    default int connectionsPerNode() {
+        return Integer.MAX_VALUE;
+    }
+
+    /**
      * A call to {@code node} failed: it timed out or its connection failed. On Cluster the slot map is
      * read again soon (in the background, at most once a second): the node may have been replaced.
      */
@@ -72,7 +81,7 @@ interface NodeConnections {
             // a call waits behind is bounded by the socket timeout in any case)
             Duration wait = pooled.getPool().getMaxWaitDuration();
             return single(() -> THE_NODE, () -> pooled.getPool().getResource(),
-                    wait.isNegative() || wait.isZero() ? null : wait);
+                    wait.isNegative() || wait.isZero() ? null : wait, pooled.getPool().getMaxTotal());
         }
         return null;
     }
@@ -80,8 +89,10 @@ interface NodeConnections {
     /**
      * One node at a time, whose connections come from {@code pool}: a standalone server, or the master
      * a Sentinel names now ({@code node} follows it; null while no Sentinel has answered).
+     *
+     * @param maxConnections the pool's most connections at once; negative for no bound
      */
-    static NodeConnections single(Supplier<Object> node, Supplier<Connection> pool, Duration queueWait) {
+    static NodeConnections single(Supplier<Object> node, Supplier<Connection> pool, Duration queueWait, int maxConnections) {
         return new NodeConnections() {
             @Override
             public Object nodeOf(byte[] key) {
@@ -103,11 +114,20 @@ interface NodeConnections {
             public Duration queueWait() {
                 return queueWait;
             }
+
+            @Override
+            public int connectionsPerNode() {
+                return bound(maxConnections);
+            }
         };
     }
 
-    /** The masters of a Cluster as {@code topology} knows them (its slot map, which follows the cluster). */
-    static NodeConnections cluster(ClusterTopology topology, Duration queueWait) {
+    /**
+     * The masters of a Cluster as {@code topology} knows them (its slot map, which follows the cluster).
+     *
+     * @param maxConnections each node's pool's most connections at once; negative for no bound
+     */
+    static NodeConnections cluster(ClusterTopology topology, Duration queueWait, int maxConnections) {
         return new NodeConnections() {
             @Override
             public Object nodeOf(byte[] key) {
@@ -131,6 +151,11 @@ interface NodeConnections {
             }
 
             @Override
+            public int connectionsPerNode() {
+                return bound(maxConnections);
+            }
+
+            @Override
             public void failed(Object node) {
                 topology.refreshSoon();
             }
@@ -140,5 +165,10 @@ interface NodeConnections {
                 topology.refreshSoon();
             }
         };
+    }
+
+    /** A pool's {@code maxTotal} as a bound: commons-pool2 reads a negative one as no bound. */
+    private static int bound(int maxTotal) {
+        return maxTotal < 0 ? Integer.MAX_VALUE : maxTotal;
     }
 }

@@ -182,7 +182,8 @@ public final class RedisClients {
 
         SharingPooled(HostAndPort server, JedisClientConfig config, ConnectionPoolConfig pool, Duration timeout) {
             super(server, config, pool);
-            this.connections = NodeConnections.single(() -> server, () -> getPool().getResource(), timeout);
+            this.connections = NodeConnections.single(() -> server, () -> getPool().getResource(), timeout,
+                    pool.getMaxTotal());
         }
 
         @Override
@@ -199,7 +200,7 @@ public final class RedisClients {
         SharingCluster(ClusterConnectionProvider provider, SluiceConfig.RedisSettings settings, String instance) {
             super(provider, CLUSTER_MAX_ATTEMPTS, settings.timeout());
             this.topology = new ClusterTopology(() -> provider, settings.clusterRefreshPeriod(), instance);
-            this.connections = NodeConnections.cluster(topology, settings.timeout());
+            this.connections = NodeConnections.cluster(topology, settings.timeout(), settings.poolMaxTotal());
         }
 
         @Override
@@ -224,7 +225,7 @@ public final class RedisClients {
         SharingSentineled(SentineledConnectionProvider provider, SluiceConfig.RedisSettings settings) {
             super(provider);
             this.connections = NodeConnections.single(provider::getCurrentMaster, provider::getConnection,
-                    settings.timeout());
+                    settings.timeout(), settings.poolMaxTotal());
         }
 
         @Override
@@ -244,11 +245,11 @@ public final class RedisClients {
             if (cluster) {
                 this.topology = new ClusterTopology(() -> (ClusterConnectionProvider) executor.provider(),
                         settings.clusterRefreshPeriod(), instance);
-                this.connections = NodeConnections.cluster(topology, settings.timeout());
+                this.connections = NodeConnections.cluster(topology, settings.timeout(), settings.poolMaxTotal());
             } else {
                 this.topology = null;
                 this.connections = NodeConnections.single(() -> executor.provider() instanceof SentineledConnectionProvider p
-                        ? p.getCurrentMaster() : null, executor::connection, settings.timeout());
+                        ? p.getCurrentMaster() : null, executor::connection, settings.timeout(), settings.poolMaxTotal());
             }
         }
 

@@ -43,7 +43,8 @@ import java.util.concurrent.locks.LockSupport;
  * has run what it read), so the next one starts, on another pooled connection, while the replies of
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
  * longest part of the client's work, and kept off the path between two round trips. Up to
- * {@value #IN_FLIGHT} round trips are in flight per node: with one, Redis would wait between two
+ * {@value #IN_FLIGHT} round trips are in flight per node (fewer when its pool lends fewer connections at once: {@code
+ * redis.pool.max-total}): with one, Redis would wait between two
  * round trips while the next carrier is woken and sends; three made 1.1x to 1.2x the decisions of two
  * at 8 and 64 threads once Redis had a CPU share of its own (BENCHMARKS.md, "In flight, again").
  *
@@ -109,7 +110,12 @@ final class SharedRoundTrips {
 
     /** Shares the round trips of {@code client}'s connections where it can reach them. */
     SharedRoundTrips(UnifiedJedis client, boolean cluster) {
-        this(client, cluster, NodeConnections.of(client), IN_FLIGHT);
+        this(client, cluster, NodeConnections.of(client));
+    }
+
+    private SharedRoundTrips(UnifiedJedis client, boolean cluster, NodeConnections nodes) {
+        // never more round trips in flight than a node's pool lends connections at once
+        this(client, cluster, nodes, nodes == null ? IN_FLIGHT : Math.max(1, Math.min(IN_FLIGHT, nodes.connectionsPerNode())));
     }
 
     /**

@@ -344,6 +344,53 @@ class SharedRoundTripsTest {
     }
 
     @Test
+    void neverMoreRoundTripsInFlightThanThePoolLendsConnections() throws Exception {
+        RedisProcess redis = redis();
+        for (int maxTotal : new int[]{1, 2, 8, -1}) {
+            try (JedisPooled pooled = pooledWithAtMost(redis, maxTotal)) {
+                assertThat(new SharedRoundTrips(pooled, false).inFlight()).as("max-total " + maxTotal)
+                        .isEqualTo(maxTotal < 0 ? SharedRoundTrips.IN_FLIGHT : Math.min(maxTotal, SharedRoundTrips.IN_FLIGHT));
+            }
+        }
+
+        // a pool of two: two round trips go, what comes after queues (no carrier waits in the pool for a
+        // connection the two hold) and goes together in the next
+        JedisPooled two = withScripts(pooledWithAtMost(redis, 2));
+        closing.add(two);
+        SharedRoundTrips shared = new SharedRoundTrips(two, false);
+        List<CompletableFuture<Object>> calls = new ArrayList<>();
+        redis.pause();
+        try {
+            for (int i = 0; i < 5; i++) {
+                String name = "c" + i;
+                calls.add(async(() -> call(shared, ECHO, "k", name)));
+                if (i < 2) {
+                    int inFlight = i + 1;
+                    Poll.until(Duration.ofSeconds(5), "round trip " + inFlight + " in flight", () -> shared.roundTrips() == inFlight);
+                } else {
+                    int waiting = i - 1;
+                    Poll.until(Duration.ofSeconds(5), "call " + (i + 1) + " to queue", () -> shared.queued() == waiting);
+                }
+            }
+        } finally {
+            redis.resume();
+        }
+        for (int i = 0; i < calls.size(); i++) {
+            assertThat(new String((byte[]) calls.get(i).get(5, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("c" + i);
+        }
+        assertThat(shared.roundTrips()).as("two alone, then one for the three queued").isEqualTo(3);
+    }
+
+    private static JedisPooled pooledWithAtMost(RedisProcess redis, int maxTotal) {
+        ConnectionPoolConfig pool = new ConnectionPoolConfig();
+        pool.setMaxTotal(maxTotal);
+        pool.setMaxWait(Duration.ofSeconds(10));
+        pool.setJmxEnabled(false);
+        return new JedisPooled(new HostAndPort("127.0.0.1", redis.port()), DefaultJedisClientConfig.builder()
+                .socketTimeoutMillis(10_000).clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build(), pool);
+    }
+
+    @Test
     void callsQueuedBehindTheRoundTripsInFlightThatTimeOutFailWithThemAfterAboutOneTimeout() throws Exception {
         RedisProcess redis = redis();
         // 1 s: the calls must be in flight or queued before the first round trips time out, which
