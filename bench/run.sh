@@ -117,12 +117,18 @@ case $REDIS_SESSION in
   shared) redis_launcher=() ;;
   *) echo "REDIS_SESSION must be own or shared, not '$REDIS_SESSION'" >&2; exit 2 ;;
 esac
-"${redis_launcher[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$REDIS_DIR" \
+set +m # no job control here, whatever the caller's shell options: the launch must not be a process group leader
+${redis_launcher[@]+"${redis_launcher[@]}"} redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$REDIS_DIR" \
   --daemonize no --protected-mode no --loglevel warning >"$OUT/redis-server.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 REDIS_URL=redis://127.0.0.1:$REDIS_PORT
-[ "$(cat "/proc/${pids[0]}/comm" 2>/dev/null)" = redis-server ] || { echo "redis-server did not start as pid ${pids[0]}" >&2; exit 1; }
+if [ "$(cat "/proc/${pids[0]}/comm" 2>/dev/null)" != redis-server ]; then
+  # setsid forked after all: stop the server it started by the pid the server gives, then give up
+  rpid=$(redis-cli -p "$REDIS_PORT" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+  [ -n "$rpid" ] && kill "$rpid" 2>/dev/null
+  echo "redis-server did not start as pid ${pids[0]}" >&2; exit 1
+fi
 log "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') on $REDIS_URL (pid ${pids[0]}, $REDIS_SESSION session; scheduler autogroup $(sed 's/ .*//' "/proc/${pids[0]}/autogroup" 2>/dev/null || echo -))"
 
 # ---------------------------------------------------------------- a quiet machine first

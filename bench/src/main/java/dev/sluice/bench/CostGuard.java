@@ -24,7 +24,7 @@ import java.util.Properties;
  * Issue 17, item 6: the guards that do not depend on the machine's speed. Counted, not timed:
  * <ul>
  *   <li><b>round trips per operation</b> at 64 threads over 10,000 keys (shared round trips: a
- *       decision that finds two round trips in flight waits for the next; above 0.2 per script call
+ *       decision that finds every place in flight taken waits for the next; above 0.2 per script call
  *       they are not being shared), on the client's sockets ({@link RoundTrips});</li>
  *   <li><b>Redis commands per operation</b> at 64 threads over 10,000 keys, from {@code INFO
  *       commandstats} deltas: those its scripts run besides {@code TIME} (the script call and its

@@ -49,7 +49,7 @@ interface NodeConnections {
     /**
      * The most connections one node's pool lends at once ({@code redis.pool.max-total}, or a user's pool's
      * {@code maxTotal}); {@link Integer#MAX_VALUE} when not bounded. Round trips in flight to a node are
-     * never more: a carrier would wait in the pool for a connection the others hold.
+     * never more: a carrier would wait in the pool for a connection the others hold through their round trips.
      */
     default int connectionsPerNode() {
         return Integer.MAX_VALUE;

@@ -43,10 +43,12 @@ import java.util.concurrent.locks.LockSupport;
  * has run what it read), so the next one starts, on another pooled connection, while the replies of
  * the last are still being read and their callers woken; waking a batch's callers one by one is the
  * longest part of the client's work, and kept off the path between two round trips. Up to
- * {@value #IN_FLIGHT} round trips are in flight per node (fewer when its pool lends fewer connections at once: {@code
- * redis.pool.max-total}): with one, Redis would wait between two
- * round trips while the next carrier is woken and sends; three made 1.1x to 1.2x the decisions of two
- * at 8 and 64 threads once Redis had a CPU share of its own (BENCHMARKS.md, "In flight, again").
+ * {@value #IN_FLIGHT} round trips are in flight per node, fewer when its pool lends fewer connections at
+ * once ({@code redis.pool.max-total}; a round trip keeps its connection until its callers are woken, so
+ * with a pool that small the next carrier may still wait for it there, within the pool's max-wait):
+ * with one, Redis would wait between two round trips while the next carrier is woken and sends; three
+ * made 1.1x to 1.2x the decisions of two at 8 and 64 threads once Redis had a CPU share of its own
+ * (BENCHMARKS.md, "Runs AV to AX").
  *
  * <p><b>One script call per batch.</b> Calls that name a {@link BatchScript} (the engine's decisions
  * on standalone and Sentinel) and go in one round trip go as one {@code EVALSHA} of that script,
