@@ -67,8 +67,13 @@ class SharedRoundTripsTest {
 
     /** A pooled client as RedisClients builds one: the socket timeout on every read, the pool's max-wait. */
     private JedisPooled client(RedisProcess redis, Duration timeout, Duration maxWait) {
+        return client(redis, timeout, maxWait, 8);
+    }
+
+    /** As {@link #client(RedisProcess, Duration, Duration)}, with at most {@code maxTotal} connections (negative: no bound). */
+    private JedisPooled client(RedisProcess redis, Duration timeout, Duration maxWait, int maxTotal) {
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
-        pool.setMaxTotal(8);
+        pool.setMaxTotal(maxTotal);
         pool.setMaxWait(maxWait);
         pool.setJmxEnabled(false);
         int t = (int) timeout.toMillis();
@@ -346,18 +351,15 @@ class SharedRoundTripsTest {
     @Test
     void neverMoreRoundTripsInFlightThanThePoolLendsConnections() throws Exception {
         RedisProcess redis = redis();
+        Duration tenSeconds = Duration.ofSeconds(10);
         for (int maxTotal : new int[]{1, 2, 8, -1}) {
-            try (JedisPooled pooled = pooledWithAtMost(redis, maxTotal)) {
-                assertThat(new SharedRoundTrips(pooled, false).inFlight()).as("max-total " + maxTotal)
-                        .isEqualTo(maxTotal < 0 ? SharedRoundTrips.IN_FLIGHT : Math.min(maxTotal, SharedRoundTrips.IN_FLIGHT));
-            }
+            assertThat(new SharedRoundTrips(client(redis, tenSeconds, tenSeconds, maxTotal), false).inFlight()).as("max-total " + maxTotal)
+                    .isEqualTo(maxTotal < 0 ? SharedRoundTrips.IN_FLIGHT : Math.min(maxTotal, SharedRoundTrips.IN_FLIGHT));
         }
 
         // a pool of two: two round trips go, what comes after queues (no carrier waits in the pool for a
         // connection the two hold) and goes together in the next
-        JedisPooled two = pooledWithAtMost(redis, 2);
-        closing.add(two);
-        withScripts(two);
+        JedisPooled two = withScripts(client(redis, tenSeconds, tenSeconds, 2));
         SharedRoundTrips shared = new SharedRoundTrips(two, false);
         List<CompletableFuture<Object>> calls = new ArrayList<>();
         redis.pause();
@@ -380,15 +382,6 @@ class SharedRoundTripsTest {
             assertThat(new String((byte[]) calls.get(i).get(5, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("c" + i);
         }
         assertThat(shared.roundTrips()).as("two alone, then one for the three queued").isEqualTo(3);
-    }
-
-    private static JedisPooled pooledWithAtMost(RedisProcess redis, int maxTotal) {
-        ConnectionPoolConfig pool = new ConnectionPoolConfig();
-        pool.setMaxTotal(maxTotal);
-        pool.setMaxWait(Duration.ofSeconds(10));
-        pool.setJmxEnabled(false);
-        return new JedisPooled(new HostAndPort("127.0.0.1", redis.port()), DefaultJedisClientConfig.builder()
-                .socketTimeoutMillis(10_000).clientSetInfoConfig(ClientSetInfoConfig.DISABLED).build(), pool);
     }
 
     @Test
