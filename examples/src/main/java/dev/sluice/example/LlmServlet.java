@@ -13,7 +13,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * response header {@code X-Tokens-Used}, set before the body is written. {@code ?tokens=N} makes it
  * use N, at most {@link #MAX_TOKENS} (a completion's most, as a model's has: the cost an application
  * states is bounded by what a request can really cost, so a client's debt, and its Redis key, lasts
- * minutes, not years); without it, a pseudo-random 50 to 500.
+ * minutes, not years); without it, a pseudo-random 50 to 500. The example's
+ * {@code rule.llm.max-actual-cost} is the same 8,000: a bound below what a request can really cost
+ * would leave the rest of a costly request uncharged, so a client asking for the most every time
+ * would get more tokens a minute than the limit.
  *
  * <p>The example's {@code llm} rule ({@code rule.llm.actual-cost = response-header:X-Tokens-Used})
  * takes its estimate at admission and, once the response is complete, charges the client the tokens
@@ -22,7 +25,7 @@ import java.util.concurrent.ThreadLocalRandom;
 public class LlmServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
-    static final long MAX_TOKENS = 10_000;
+    static final long MAX_TOKENS = 8_000;
 
     @Override
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
