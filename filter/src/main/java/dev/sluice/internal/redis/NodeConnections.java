@@ -51,9 +51,7 @@ interface NodeConnections {
      * {@code maxTotal}); {@link Integer#MAX_VALUE} when not bounded. Round trips in flight to a node are
      * never more: a carrier would wait in the pool for a connection the others hold through their round trips.
      */
-    default int connectionsPerNode() {
-        return Integer.MAX_VALUE;
-    }
+    int connectionsPerNode();
 
     /**
      * A call to {@code node} failed: it timed out or its connection failed. On Cluster the slot map is
