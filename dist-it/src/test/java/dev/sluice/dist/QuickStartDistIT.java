@@ -2,13 +2,12 @@ package dev.sluice.dist;
 
 import dev.sluice.testing.Poll;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.WindowRoom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import redis.clients.jedis.UnifiedJedis;
 
 import java.io.IOException;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,10 +77,7 @@ class QuickStartDistIT {
         // minute's end are five in one window and one in the next, all six passed (a CI run at
         // 16:41:59 to 16:42:00). Start them with 10 s or more of Redis's minute left, as the README's
         // note after the loop tells a user to run it again.
-        try (UnifiedJedis redis = new UnifiedJedis(URI.create(TestRedis.url()))) {
-            Poll.until(Duration.ofSeconds(70), "10 s or more left in Redis's minute",
-                    () -> TestRedis.timeMillis(redis) % 60_000 < 50_000);
-        }
+        WindowRoom.awaitOnRedis(Duration.ofMinutes(1), Duration.ofSeconds(10));
         assertThat(sh(command).trim()).as(command).isEqualTo(answer.group(1).trim());
         assertThat(tomcat.catalinaLog()).doesNotContain("SEVERE");
         DistributionContract.assertQuiet(tomcat, tomcat.mainLog(), "shop/sluice");
