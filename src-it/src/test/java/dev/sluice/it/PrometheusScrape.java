@@ -1,7 +1,10 @@
 package dev.sluice.it;
 
 import dev.sluice.it.support.Http;
+import dev.sluice.testing.WindowRoom;
+
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -30,6 +33,8 @@ final class PrometheusScrape {
      * scrape shows the decisions by rule and outcome, who answered them, and the breaker.
      */
     static void scrapeShowsTheDecisions(DeployedWar app, String contextPath, String instance) {
+        // TIGHT_API is a fixed window of an hour on Redis's clock: the three calls in one window
+        WindowRoom.awaitOnRedis(Duration.ofHours(1), Duration.ofSeconds(30));
         assertThat(Http.get(app.uri(contextPath + "/api/a")).statusCode()).isEqualTo(200);
         assertThat(Http.get(app.uri(contextPath + "/api/a")).statusCode()).isEqualTo(200);
         assertThat(Http.get(app.uri(contextPath + "/api/a")).statusCode()).isEqualTo(429);

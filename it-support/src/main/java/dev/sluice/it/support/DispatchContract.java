@@ -1,6 +1,7 @@
 package dev.sluice.it.support;
 
 import dev.sluice.testing.Poll;
+import dev.sluice.testing.WindowRoom;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
@@ -41,6 +42,9 @@ public interface DispatchContract extends ContainerTest {
     }
 
     private static void everyDispatchTargetCountsOnce(Deployment app) {
+        // the login rule is a fixed window of an hour on Redis's clock: its seven counted attempts and two
+        // refusals in one window (an hour's end among them would start the count afresh)
+        WindowRoom.awaitOnRedis(Duration.ofHours(1), Duration.ofMinutes(1));
         // a forward to a limited path: /signin is /login's older name. A forward's answer leaves when
         // the forward ends, before the filter gives back what it took, so a client that sends its next
         // request at once may be judged before that give-back (the README says so): a 429 there stands

@@ -1,8 +1,10 @@
 package dev.sluice.it.support;
 
+import dev.sluice.testing.WindowRoom;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -99,7 +101,9 @@ public interface HostileInputContract extends ContainerTest {
             assertThat(wrong).as("every outcome: %s", outcomes).isEmpty();
 
             // one login counter, whatever the spelling of its path: the third attempt is refused,
-            // and so is every later one the container lets through
+            // and so is every later one the container lets through (all in one of the login rule's
+            // fixed windows of an hour on Redis's clock)
+            WindowRoom.awaitOnRedis(Duration.ofHours(1), Duration.ofSeconds(30));
             String[] spellings = {"/login", "/%6cogin", "/login;jsessionid=1", "/login/", "/./login"};
             for (int i = 0; i < spellings.length; i++) {
                 RawHttp.Answer a = RawHttp.send(base, "POST", spellings[i], "user=a&password=b",

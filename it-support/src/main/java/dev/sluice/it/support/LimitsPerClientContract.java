@@ -1,6 +1,7 @@
 package dev.sluice.it.support;
 
 import dev.sluice.testing.Poll;
+import dev.sluice.testing.WindowRoom;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
@@ -44,10 +45,21 @@ public interface LimitsPerClientContract extends ContainerTest {
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
-    /** Three instances reading their configuration from {@code file}, first written with {@code apiRule}. */
+    /**
+     * Three instances reading their configuration from {@code file}, first written with {@code apiRule},
+     * deployed with a minute or more left of Redis's day: the api rule is a fixed window of a day (to
+     * midnight UTC, on Redis's clock), and each test's counts, reloads between them, must fall in one.
+     */
     private Deployment startFleet(String testName, Path file, String apiRule) throws Exception {
         write(file, apiRule);
-        return container().deploy(ExampleApp.named(testName).with("config", "file:" + file), INSTANCES);
+        Deployment fleet = container().deploy(ExampleApp.named(testName).with("config", "file:" + file), INSTANCES);
+        try {
+            WindowRoom.awaitOnRedis(Duration.ofDays(1), Duration.ofMinutes(1));
+        } catch (Throwable e) {
+            fleet.close();
+            throw e;
+        }
+        return fleet;
     }
 
     private static int allowed(List<URI> fleet, int requests, String... headers) {
@@ -148,6 +160,7 @@ public interface LimitsPerClientContract extends ContainerTest {
     default void failedLoginsAloneCountAndLockOutFleetWide() throws Exception {
         try (Deployment app = container().deploy(ExampleApp.named("logins")
                 .with("rule.login.limit", "3", "rule.login.window", "1h"), INSTANCES)) {
+            WindowRoom.awaitOnRedis(Duration.ofHours(1), Duration.ofSeconds(30)); // one of the rule's fixed windows
             List<URI> logins = app.uris("/login");
             for (int i = 0; i < 10; i++) {
                 assertThat(Http.postForm(logins.get(i % INSTANCES), "user=alice&password=correct-horse").statusCode())
