@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.testing.AsyncRequest;
 import dev.sluice.testing.FakeServlet;
+import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.StandardError;
 import dev.sluice.testing.TestRedis;
 import jakarta.servlet.ServletException;
@@ -23,7 +24,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class RateLimitFilterActualCostTest {
 
-    /** 1,000 tokens a minute per customer, an estimate of 100 a request, the cost stated in X-Tokens-Used. */
+    /**
+     * 1,000 tokens a minute per customer, an estimate of 100 a request, the cost stated in X-Tokens-Used; on a
+     * fake instance clock, so that the figures are exact: nothing refills between a test's requests (a token
+     * every 60 ms on the system clock) and no minute ends among them (the fixed and counting windows).
+     */
     private static RateLimitFilter llm(String... extra) throws ServletException {
         String[] base = {"rules", "llm", "backend", "local", "rule.llm.limit", "1000", "rule.llm.window", "1m",
                 "rule.llm.key", "header:X-Customer", "rule.llm.cost", "100",
@@ -31,7 +36,7 @@ class RateLimitFilterActualCostTest {
         String[] params = new String[base.length + extra.length];
         System.arraycopy(base, 0, params, 0, base.length);
         System.arraycopy(extra, 0, params, base.length, extra.length);
-        RateLimitFilter filter = new RateLimitFilter();
+        RateLimitFilter filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY));
         filter.init(FakeServlet.filterConfig("llm", FakeServlet.params(params)));
         return filter;
     }
@@ -161,12 +166,17 @@ class RateLimitFilterActualCostTest {
         }
     }
 
-    /** On Redis the settled state is the fleet's: another instance sees the charge. */
+    /**
+     * On Redis the settled state is the fleet's: another instance sees the charge. On Redis's clock, so a
+     * bucket of 1,000 a day: no token comes back while the test runs (at 1,000 a minute, one every 60 ms).
+     */
     @Test
     void onRedisAnotherInstanceSeesTheSettledCost() throws Exception {
         String prefix = TestRedis.uniquePrefix("actual-cost");
-        RateLimitFilter one = llm("backend", "redis", "redis.url", TestRedis.url(), "key-prefix", prefix);
-        RateLimitFilter other = llm("backend", "redis", "redis.url", TestRedis.url(), "key-prefix", prefix);
+        RateLimitFilter one = llm("backend", "redis", "redis.url", TestRedis.url(), "key-prefix", prefix,
+                "rule.llm.window", "1d");
+        RateLimitFilter other = llm("backend", "redis", "redis.url", TestRedis.url(), "key-prefix", prefix,
+                "rule.llm.window", "1d");
         try {
             call(one, "700");
             assertThat(remaining(call(other, "100"))).isEqualTo(200);

@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.testing.AsyncRequest;
 import dev.sluice.testing.FakeServlet;
+import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.RedisProcess;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.http.HttpServletResponse;
@@ -25,7 +26,7 @@ class RateLimitFilterCountTest {
         String[] params = new String[base.length + extra.length];
         System.arraycopy(base, 0, params, 0, base.length);
         System.arraycopy(extra, 0, params, base.length, extra.length);
-        RateLimitFilter filter = new RateLimitFilter();
+        RateLimitFilter filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY)); // no hour ends among a test's attempts
         filter.init(FakeServlet.filterConfig("count", FakeServlet.params(params)));
         return filter;
     }
@@ -90,7 +91,7 @@ class RateLimitFilterCountTest {
     @Test
     void whileRedisIsAwayTheBackstopCountsAndGivesBackTheSameWay() throws Exception {
         String nothingListens = "redis://127.0.0.1:" + RedisProcess.freePort();
-        RateLimitFilter filter = new RateLimitFilter();
+        RateLimitFilter filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY)); // the backstop's clock
         filter.init(FakeServlet.filterConfig("count", FakeServlet.params("rules", "login", "redis.url", nothingListens,
                 "rule.login.algorithm", "fixed-window", "rule.login.limit", "3", "rule.login.window", "1h",
                 "rule.login.count", "401")));

@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.testing.FakeServlet;
+import dev.sluice.testing.ManualClock;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
@@ -30,9 +31,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RateLimitFilterLaterDispatchTest {
 
-    /** login counts only failed logins (401), 1 per hour; it matches only the include/forward target /login-check. */
+    /**
+     * login counts only failed logins (401), 1 per hour; it matches only the include/forward target /login-check.
+     * On a fake clock: no hour ends between the counted attempt and the one it refuses.
+     */
     private static RateLimitFilter loginCheck() throws Exception {
-        RateLimitFilter filter = new RateLimitFilter();
+        RateLimitFilter filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY));
         filter.init(FakeServlet.filterConfig("review", FakeServlet.params("rules", "login", "backend", "local",
                 "rule.login.algorithm", "fixed-window", "rule.login.limit", "1", "rule.login.window", "1h",
                 "rule.login.count", "401", "rule.login.match", "/login-check", "rule.login.key", "global")));
@@ -205,7 +209,7 @@ class RateLimitFilterLaterDispatchTest {
             params.put("rule.filler" + i + ".match", "/never-" + i);
         }
         params.put("rules", rules + "frag,any");
-        RateLimitFilter filter = new RateLimitFilter();
+        RateLimitFilter filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY)); // no hour ends among a test's dispatches
         filter.init(FakeServlet.filterConfig("review-refused", params));
         return filter;
     }

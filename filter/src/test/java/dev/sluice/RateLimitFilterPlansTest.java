@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
+import dev.sluice.testing.ManualClock;
 import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.Test;
 
@@ -13,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Plans and shadow rules as the filter applies them (backend=local: no Redis needed). */
 class RateLimitFilterPlansTest {
 
+    /** On a fake clock: the rules' fixed windows (the pro plan's of a minute) never end among a test's requests. */
     private static RateLimitFilter started(String name, String... params) throws Exception {
-        RateLimitFilter filter = new RateLimitFilter();
+        RateLimitFilter filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY));
         filter.init(FakeServlet.filterConfig(name, FakeServlet.params(params)));
         return filter;
     }

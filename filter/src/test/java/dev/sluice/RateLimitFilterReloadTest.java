@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.key.KeySource;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
+import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Poll;
 import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.AfterEach;
@@ -57,7 +58,7 @@ class RateLimitFilterReloadTest {
         params[0] = "config";
         params[1] = "file:" + file;
         System.arraycopy(extra, 0, params, 2, extra.length);
-        filter = new RateLimitFilter();
+        filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY)); // no hour of the rule's fixed window ends during a test
         filter.init(FakeServlet.filterConfig("reload", FakeServlet.params(params)));
     }
 
@@ -160,7 +161,7 @@ class RateLimitFilterReloadTest {
         ClassLoader before = thread.getContextClassLoader();
         thread.setContextClassLoader(new CachingClassLoader(classes)); // the web application's, as init sees it
         try {
-            filter = new RateLimitFilter();
+            filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY));
             filter.init(FakeServlet.filterConfig("reload", FakeServlet.params("config", "classpath:/ratelimit.properties")));
         } finally {
             thread.setContextClassLoader(before);

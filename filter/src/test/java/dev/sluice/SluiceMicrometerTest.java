@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.config.SluiceConfig;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
+import dev.sluice.testing.ManualClock;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -18,6 +19,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SluiceMicrometerTest {
 
     private static final Rule API = Rule.of("api", Algorithm.FIXED_WINDOW, 2, Duration.ofHours(1));
+    /** The local engine's: no hour of the rule's fixed window ends among a test's requests. */
+    private static final ManualClock CLOCK = new ManualClock(ManualClock.MINUTE_BOUNDARY);
 
     private static SluiceConfig.Builder local() {
         return SluiceConfig.builder().backend(SluiceConfig.Backend.LOCAL).rule(API);
@@ -28,7 +31,7 @@ class SluiceMicrometerTest {
         SimpleMeterRegistry mine = new SimpleMeterRegistry();
         SimpleMeterRegistry global = new SimpleMeterRegistry();
         Metrics.addRegistry(global);
-        try (Sluice sluice = Sluice.builder(local().build()).meterRegistry(mine).build()) {
+        try (Sluice sluice = Sluice.builder(local().build()).clock(CLOCK).meterRegistry(mine).build()) {
             sluice.tryAcquire("api", "batch-1");
             sluice.tryAcquire("api", "batch-1");
             sluice.tryAcquire("api", "batch-1");
@@ -45,7 +48,7 @@ class SluiceMicrometerTest {
     @Test
     void registeringTheMBeansGivesTheMetersTheJmxNameAndKeepsTheirCounts() {
         SimpleMeterRegistry mine = new SimpleMeterRegistry();
-        try (Sluice sluice = Sluice.builder(local().build()).meterRegistry(mine).build()) {
+        try (Sluice sluice = Sluice.builder(local().build()).clock(CLOCK).meterRegistry(mine).build()) {
             sluice.tryAcquire("api", "batch-1");
 
             String name = sluice.registerMBeans("mm-batch");
@@ -60,8 +63,8 @@ class SluiceMicrometerTest {
     @Test
     void aSecondSluiceInTheSameRegistryGetsASuffixInsteadOfSharingMeters() {
         SimpleMeterRegistry mine = new SimpleMeterRegistry();
-        try (Sluice first = Sluice.builder(local().build()).meterRegistry(mine).build();
-             Sluice second = Sluice.builder(local().build()).meterRegistry(mine).build()) {
+        try (Sluice first = Sluice.builder(local().build()).clock(CLOCK).meterRegistry(mine).build();
+             Sluice second = Sluice.builder(local().build()).clock(CLOCK).meterRegistry(mine).build()) {
             first.tryAcquire("api", "a");
             second.tryAcquire("api", "a");
             second.tryAcquire("api", "a");
@@ -90,7 +93,7 @@ class SluiceMicrometerTest {
     @Test
     void theLatencyTimerTimesEveryDecision() {
         SimpleMeterRegistry mine = new SimpleMeterRegistry();
-        try (Sluice sluice = Sluice.builder(local().build()).meterRegistry(mine).build()) {
+        try (Sluice sluice = Sluice.builder(local().build()).clock(CLOCK).meterRegistry(mine).build()) {
             for (int i = 0; i < 5; i++) sluice.tryAcquire("api", "c" + i);
 
             assertThat(mine.get("sluice.decision.latency").tags("instance", "sluice", "source", "local").timer().count())

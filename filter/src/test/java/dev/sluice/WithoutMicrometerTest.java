@@ -5,6 +5,7 @@ import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
+import dev.sluice.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 
 import javax.management.ObjectName;
@@ -26,7 +27,7 @@ class WithoutMicrometerTest {
     void theFilterStartsDecidesAndLoadsNothingOfMicrometer() throws Exception {
         assertThatThrownBy(() -> Class.forName("io.micrometer.core.instrument.MeterRegistry"))
                 .as("this test's premise: Micrometer is not on the class path").isInstanceOf(ClassNotFoundException.class);
-        RateLimitFilter filter = new RateLimitFilter();
+        RateLimitFilter filter = new RateLimitFilter(new ManualClock(ManualClock.MINUTE_BOUNDARY)); // no hour ends between the two requests
         filter.init(FakeServlet.filterConfig("no-micrometer", FakeServlet.params("rules", "api", "backend", "local",
                 "rule.api.algorithm", "fixed-window", "rule.api.limit", "1", "rule.api.window", "1h")));
         try {
