@@ -3,11 +3,13 @@ package dev.sluice;
 import dev.sluice.testing.FakeServlet;
 import dev.sluice.testing.FakeServlet.CountingChain;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.WindowRoom;
 import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.params.ScanParams;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,7 @@ class RateLimitFilterKeyCaseTest {
         try {
             CountingChain chain = new CountingChain();
             Map<String, String> last = new HashMap<>();
+            WindowRoom.awaitOnRedis(Duration.ofHours(1), Duration.ofSeconds(10)); // the four attempts in one window
             for (String user : VARIANTS) {
                 HttpServletRequest request = FakeServlet.get("/login", "198.51.100.7", "X-User", user);
                 request.setAttribute("account", user + "@Example.com");

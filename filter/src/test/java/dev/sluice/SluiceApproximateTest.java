@@ -10,6 +10,8 @@ import dev.sluice.limiter.RuleDecision;
 import dev.sluice.testing.Poll;
 import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.WindowRoom;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -24,6 +26,15 @@ class SluiceApproximateTest {
     private static Rule api(Duration sync, long fallbackLimit) {
         return Rule.builder("api").algorithm(Algorithm.FIXED_WINDOW).limit(10).window(Duration.ofHours(1)).sync(sync)
                 .fallbackLimit(fallbackLimit).build();
+    }
+
+    /**
+     * The rule is a fixed window of an hour on Redis's clock (the approximate counts' and the backstop's
+     * on this machine's): each test's counts, across its syncs and waits, in one window.
+     */
+    @BeforeEach
+    void roomInTheHour() {
+        WindowRoom.awaitOnRedis(Duration.ofHours(1), Duration.ofSeconds(30));
     }
 
     private static ApproximateEngine engine(Sluice sluice) {

@@ -8,6 +8,8 @@ import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.WindowRoom;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisPooled;
 
@@ -24,6 +26,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The programmatic API against a real Redis. */
 class SluiceTest {
+
+    /**
+     * The fixed windows here are of an hour and a day on Redis's clock: a test's requests in one (an
+     * hour's end, midnight UTC among them, would start the count afresh).
+     */
+    @BeforeEach
+    void roomInRedissHour() {
+        WindowRoom.awaitOnRedis(Duration.ofHours(1), Duration.ofSeconds(10));
+    }
 
     private static SluiceConfig.Builder config(String name, Rule... rules) {
         SluiceConfig.Builder b = SluiceConfig.builder().redisUrl(TestRedis.url())

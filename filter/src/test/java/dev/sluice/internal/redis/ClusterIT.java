@@ -7,10 +7,10 @@ import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.Decision;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
-import dev.sluice.testing.Poll;
 import dev.sluice.testing.RedisClusterGroup;
 import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedisSettings;
+import dev.sluice.testing.WindowRoom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -71,8 +71,7 @@ class ClusterIT {
     @Test
     void fixedWindowFleetAllowsExactlyTheLimitPerClient() throws Exception {
         // windows are aligned to the hour: do not start within seconds of a boundary
-        Poll.until(Duration.ofSeconds(15), "not within 10 s of an hour boundary",
-                () -> HOUR.toMillis() - System.currentTimeMillis() % HOUR.toMillis() > 10_000);
+        WindowRoom.awaitOnSystemClock(HOUR, Duration.ofSeconds(10));
         Rule rule = Rule.of("fw", Algorithm.FIXED_WINDOW, LIMIT, HOUR);
 
         Map<String, Integer> allowed = runFleet("t:cluster:fw:", rule);
@@ -106,8 +105,7 @@ class ClusterIT {
 
     @Test
     void theApproximateModesSyncReachesEveryMasterInOneExchangeOneSlotPerCall() {
-        Poll.until(Duration.ofSeconds(15), "not within 10 s of an hour boundary",
-                () -> HOUR.toMillis() - System.currentTimeMillis() % HOUR.toMillis() > 10_000);
+        WindowRoom.awaitOnSystemClock(HOUR, Duration.ofSeconds(10));
         UnifiedJedis jedis = RedisClients.create(TestRedisSettings.cluster(cluster.seeds()).timeout(TIMEOUT).build());
         clients.add(jedis);
         SyncScript sync = new SyncScript(jedis, true);
@@ -270,6 +268,8 @@ class ClusterIT {
     void aSlotMovedToAnotherMasterIsFollowedWithTheClientsState() {
         RedisEngine engine = instance("t:cluster:moved:");
         Rule rule = Rule.of("moved", Algorithm.FIXED_WINDOW, 1000, HOUR);
+        // the count before and after the move in one hour-long window (the move takes seconds)
+        WindowRoom.awaitOnSystemClock(HOUR, Duration.ofSeconds(30));
         String client = "ip=192.0.2.1";
         RuleDecision before = null;
         for (int i = 0; i < 5; i++) {

@@ -12,6 +12,7 @@ import dev.sluice.internal.local.LocalEngine;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.StandardError;
 import dev.sluice.testing.TestRedis;
+import dev.sluice.testing.WindowRoom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,6 +58,9 @@ class RedisEngineCalendarTest {
         Rule monthly = Rule.builder("monthly").algorithm(Algorithm.FIXED_WINDOW).limit(10_000).calendar(berlin)
                 .window(Period.ofMonths(1)).build();
         ClientKey client = ClientKey.parse("alice");
+        // the three requests in one of Berlin's days (and months) on Redis's clock: at midnight there a day's
+        // quota starts afresh among them
+        WindowRoom.awaitOnRedis(Duration.ofSeconds(10), t -> daily.calendar().windowAt(t).endMs());
         RedisEngine.Timed first = redis.decideTimed(List.of(new Acquisition(daily, client, 1),
                 new Acquisition(monthly, client, 1)));
         long at = first.atMillis();
@@ -164,6 +168,8 @@ class RedisEngineCalendarTest {
                 .window(Duration.ofDays(1)).build();
         ClientKey client = ClientKey.parse("carol");
         List<Acquisition> request = List.of(new Acquisition(daily, client, 1));
+        // today's quota spent and read again in one UTC day of Redis's clock (not across midnight UTC)
+        WindowRoom.awaitOnRedis(Duration.ofSeconds(10), t -> daily.calendar().windowAt(t).endMs());
         RedisEngine good = new RedisEngine(jedis, prefix, true, Clock.SYSTEM, false);
         assertThat(good.decide(request).allowed()).isTrue();
         assertThat(good.decide(request).allowed()).isTrue();

@@ -14,6 +14,7 @@ import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.RedisProcess;
 import dev.sluice.testing.TestRedis;
 import dev.sluice.testing.TestSeed;
+import dev.sluice.testing.WindowRoom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -159,8 +160,9 @@ class SyncScriptTest {
     @Test
     void countsForAWindowNotBegunOnRedissClockAreDropped() {
         SyncScript sync = new SyncScript(jedis, false);
-        long now = dev.sluice.testing.TestRedis.timeMillis(jedis);
         long window = 600_000;
+        // the current window is named before the first exchange reads Redis's clock: not at a window's end
+        long now = WindowRoom.awaitOnRedis(Duration.ofMillis(window), Duration.ofSeconds(5));
         long current = now - now % window;
         byte[] key = key("ip=10.7.0.1");
         assertThat(sync.exchange(List.of(new Delta(key, Algorithm.FIXED_WINDOW, window, current, 90, 0)), -1).counts())
