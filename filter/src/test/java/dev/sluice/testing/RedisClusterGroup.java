@@ -164,15 +164,33 @@ public final class RedisClusterGroup implements AutoCloseable {
      * the old owner get {@code MOVED} on their next command for that slot.
      */
     public void moveSlotOf(String key, RedisProcess target) {
+        RedisProcess source = ownerOf(key);
+        startMovingSlotOf(key, target);
+        finishMovingSlotOf(key, source, target);
+    }
+
+    /**
+     * Starts moving {@code key}'s slot to {@code target} ({@code CLUSTER SETSLOT ... IMPORTING} there,
+     * {@code MIGRATING} on its owner) and moves none of its keys yet: while it migrates, a call naming
+     * several of the slot's keys, some of them absent from the owner, is refused with {@code TRYAGAIN}.
+     */
+    public void startMovingSlotOf(String key, RedisProcess target) {
         int slot = JedisClusterCRC16.getSlot(key);
         RedisProcess source = ownerOf(key);
         if (source == target) throw new IllegalArgumentException("slot " + slot + " is already on " + target.port());
         try (Jedis from = new Jedis("127.0.0.1", source.port(), 5000);
              Jedis to = new Jedis("127.0.0.1", target.port(), 5000)) {
-            String sourceId = from.clusterMyId();
+            to.clusterSetSlotImporting(slot, from.clusterMyId());
+            from.clusterSetSlotMigrating(slot, to.clusterMyId());
+        }
+    }
+
+    /** Moves the keys of {@code key}'s slot, migrating from {@code source}, to {@code target} and gives it the slot. */
+    public void finishMovingSlotOf(String key, RedisProcess source, RedisProcess target) {
+        int slot = JedisClusterCRC16.getSlot(key);
+        try (Jedis from = new Jedis("127.0.0.1", source.port(), 5000);
+             Jedis to = new Jedis("127.0.0.1", target.port(), 5000)) {
             String targetId = to.clusterMyId();
-            to.clusterSetSlotImporting(slot, sourceId);
-            from.clusterSetSlotMigrating(slot, targetId);
             List<String> keys;
             while (!(keys = from.clusterGetKeysInSlot(slot, 100)).isEmpty()) {
                 from.migrate("127.0.0.1", target.port(), 0, 5000, new MigrateParams(), keys.toArray(new String[0]));
@@ -182,6 +200,18 @@ public final class RedisClusterGroup implements AutoCloseable {
                     j.clusterSetSlotNode(slot, targetId);
                 }
             }
+        }
+    }
+
+    /** Calls {@code node} has refused with {@code TRYAGAIN} since it started ({@code INFO errorstats}). */
+    public static long tryAgainRefusals(RedisProcess node) {
+        try (Jedis j = new Jedis("127.0.0.1", node.port(), 5000)) {
+            for (String line : j.info("errorstats").split("\r?\n")) {
+                if (line.startsWith("errorstat_TRYAGAIN:count=")) {
+                    return Long.parseLong(line.substring("errorstat_TRYAGAIN:count=".length()).trim());
+                }
+            }
+            return 0;
         }
     }
 

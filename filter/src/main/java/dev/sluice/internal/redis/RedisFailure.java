@@ -1,6 +1,7 @@
 package dev.sluice.internal.redis;
 
 import redis.clients.jedis.exceptions.JedisClusterOperationException;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 import java.net.SocketTimeoutException;
 import java.util.ArrayDeque;
@@ -25,6 +26,15 @@ final class RedisFailure {
     /** The node did not answer in time: a connect or read timed out, or the cluster call ran out of time. */
     static boolean nodeTimedOut(Throwable e) {
         return search(e, false);
+    }
+
+    /**
+     * A Cluster node refused a call of several keys of one slot while that slot migrates and it holds
+     * only some of them ({@code TRYAGAIN}): the call is sound and runs once the keys are in one place
+     * again. The client library does not send it again by itself.
+     */
+    static boolean tryAgain(Object e) {
+        return e instanceof JedisDataException d && d.getMessage() != null && d.getMessage().startsWith("TRYAGAIN");
     }
 
     /** {@link #nodeTimedOut}, or no pooled connection came within {@code redis.pool.max-wait}. */

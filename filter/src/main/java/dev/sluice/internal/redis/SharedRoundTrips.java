@@ -23,6 +23,7 @@ import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -90,7 +91,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p><b>Cluster</b>: a call redirected ({@code MOVED}/{@code ASK}), or whose node refused or dropped
  * the connection before a timeout, goes again alone through the client, which follows redirections
- * and renews its slot map as it does for any call. Clients whose connections Sluice cannot reach
+ * and renews its slot map as it does for any call; a call refused with {@code TRYAGAIN} (its slot
+ * migrating) goes again alone after a pause, until {@code redis.timeout}. Clients whose connections Sluice cannot reach
  * ({@link NodeConnections#of} is null) make every call alone.
  */
 final class SharedRoundTrips {
@@ -101,10 +103,17 @@ final class SharedRoundTrips {
     /** Round trips in flight at once to one node. */
     static final int IN_FLIGHT = 3;
 
+    /** The first pause before a call refused with {@code TRYAGAIN} goes again (doubled each time, up to 16 ms). */
+    private static final long TRY_AGAIN_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** How long such a call is sent again when the connections' timeout is not known (the client library's default timeout). */
+    private static final long DEFAULT_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
+
     private final UnifiedJedis client;
     private final NodeConnections nodes;
     private final boolean cluster;
     private final long maxWaitNanos;
+    /** How long a Cluster call refused with {@code TRYAGAIN} is sent again: {@code redis.timeout}. */
+    private final long retryNanos;
     private final int inFlight;
     private final ConcurrentHashMap<Object, Lane> lanes = new ConcurrentHashMap<>();
     private final LongAdder calls = new LongAdder();
@@ -131,6 +140,7 @@ final class SharedRoundTrips {
         this.inFlight = inFlight;
         Duration wait = nodes == null ? null : nodes.queueWait();
         this.maxWaitNanos = wait == null ? Long.MAX_VALUE : wait.toNanos();
+        this.retryNanos = wait == null ? DEFAULT_RETRY_NANOS : wait.toNanos();
     }
 
     /**
@@ -231,7 +241,28 @@ final class SharedRoundTrips {
         return n;
     }
 
+    /**
+     * The call through the client, which follows redirections. On a Cluster, a call refused with
+     * {@code TRYAGAIN} (its slot migrating with some of its keys moved: a settlement names its state
+     * key and that key's once key) goes again after a pause, until {@code redis.timeout} has passed
+     * since the first refusal: a migration moves a slot's keys within milliseconds.
+     */
     private Object alone(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args) {
+        long deadline = 0;
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return evalshaOrEval(sha, script, keys, args);
+            } catch (JedisDataException e) {
+                if (!cluster || !RedisFailure.tryAgain(e)) throw e;
+                long now = System.nanoTime();
+                if (attempt == 0) deadline = now + retryNanos;
+                if (deadline - now <= 0) throw e;
+                LockSupport.parkNanos(this, Math.min(deadline - now, TRY_AGAIN_PAUSE_NANOS << Math.min(attempt, 4)));
+            }
+        }
+    }
+
+    private Object evalshaOrEval(byte[] sha, byte[] script, List<byte[]> keys, List<byte[]> args) {
         try {
             return client.evalsha(sha, keys, args);
         } catch (JedisNoScriptException e) {
@@ -492,6 +523,8 @@ final class SharedRoundTrips {
         if (reply instanceof JedisRedirectionException && cluster) {
             c.alone = true; // MOVED/ASK: the client follows it, and renews its slot map on MOVED
             nodes.redirected();
+        } else if (cluster && RedisFailure.tryAgain(reply)) {
+            c.alone = true; // its slot is migrating: again, alone, once its keys are in one place
         } else if (reply instanceof JedisDataException error) {
             c.failure = error;
         } else {
