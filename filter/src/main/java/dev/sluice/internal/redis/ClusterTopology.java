@@ -119,6 +119,12 @@ final class ClusterTopology implements AutoCloseable {
             try {
                 p.renewSlotCache();
                 refreshes++;
+                if (closed) {
+                    // the client closed its pools while this refresh ran (it waits for it at most
+                    // CLOSE_WAIT_MILLIS), and the refresh made new ones, each with connections and an
+                    // evictor thread of its own: close them too (closing twice is harmless)
+                    p.close();
+                }
             } catch (RuntimeException e) {
                 LOG.debug("Sluice [{}]: reading the cluster's slot map failed: {}", instance, e.toString());
             }
