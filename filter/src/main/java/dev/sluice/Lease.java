@@ -56,13 +56,15 @@ public final class Lease implements AutoCloseable {
      * or given back (never leaving the client better off than if the request had cost that much). Nothing
      * for a rule that took nothing, or when the costs are equal; nothing more when called again for the rule.
      *
-     * @throws IllegalArgumentException if the request was not decided by {@code ruleName}, or the cost is negative
+     * @throws IllegalArgumentException if the request was not decided by {@code ruleName}, the cost is negative, or the
+     *                                  rule cannot settle a cost (sliding-window-log, leaky-bucket, concurrency, approximate)
      */
     public void settle(String ruleName, long actualCost) {
         List<RuleDecision> rules = decision.rules();
         for (int i = 0; i < rules.size(); i++) {
             if (rules.get(i).rule().name().equals(ruleName)) {
                 if (actualCost < 0) throw new IllegalArgumentException("an actual cost is 0 or more, not " + actualCost);
+                Sluice.requireSettlesCost(rules.get(i).rule()); // before it counts as settled: a second call throws too
                 synchronized (this) {
                     if (settled[i]) return;
                     settled[i] = true;

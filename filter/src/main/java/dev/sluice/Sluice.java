@@ -376,10 +376,7 @@ public final class Sluice implements AutoCloseable {
      */
     public void settle(Acquisition acquisition, RuleDecision taken, long actualCost) {
         Rule rule = acquisition.rule();
-        if (!rule.algorithm().settlesCost() || rule.approximate()) {
-            throw new IllegalArgumentException("rule " + rule.name() + " (" + rule.algorithm().id()
-                    + (rule.approximate() ? ", approximate" : "") + ") settles no cost after the response");
-        }
+        requireSettlesCost(rule);
         if (!taken.taken()) {
             if (actualCost < 0) throw new IllegalArgumentException("an actual cost is 0 or more, not " + actualCost);
             return;
@@ -390,6 +387,14 @@ public final class Sluice implements AutoCloseable {
         }
         Settlement settlement = Settlement.ofActualCost(acquisition, taken, actualCost);
         if (settlement != null) settle(List.of(settlement));
+    }
+
+    /** @throws IllegalArgumentException if {@code rule} cannot settle a cost after the response */
+    static void requireSettlesCost(Rule rule) {
+        if (!rule.algorithm().settlesCost() || rule.approximate()) {
+            throw new IllegalArgumentException("rule " + rule.name() + " (" + rule.algorithm().id()
+                    + (rule.approximate() ? ", approximate" : "") + ") settles no cost after the response");
+        }
     }
 
     /**

@@ -85,6 +85,10 @@ class SluiceConcurrencyTest {
                 call.settle("llm", 700);
                 call.settle("llm", 700); // once only: the same take settled again changes nothing
                 assertThatThrownBy(() -> call.settle("api", 1)).hasMessageContaining("did not decide");
+                for (int i = 0; i < 2; i++) { // every time: a refused settlement does not count as made
+                    assertThatThrownBy(() -> call.settle("exports", 1)).as("a concurrency rule settles no cost")
+                            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("settles no cost");
+                }
             }
             Decision next = sluice.tryAcquire("llm", acme);
             assertThat(next.remaining()).as("1000 - 700 - 100").isEqualTo(200);
