@@ -111,9 +111,8 @@ final class SharedRoundTrips {
     private final UnifiedJedis client;
     private final NodeConnections nodes;
     private final boolean cluster;
+    /** {@code redis.timeout}: the longest a queued call waits for its round trip, and a call refused with {@code TRYAGAIN} is sent again; unbounded when not known. */
     private final long maxWaitNanos;
-    /** How long a Cluster call refused with {@code TRYAGAIN} is sent again: {@code redis.timeout}. */
-    private final long retryNanos;
     private final int inFlight;
     private final ConcurrentHashMap<Object, Lane> lanes = new ConcurrentHashMap<>();
     private final LongAdder calls = new LongAdder();
@@ -140,7 +139,6 @@ final class SharedRoundTrips {
         this.inFlight = inFlight;
         Duration wait = nodes == null ? null : nodes.queueWait();
         this.maxWaitNanos = wait == null ? Long.MAX_VALUE : wait.toNanos();
-        this.retryNanos = wait == null ? DEFAULT_RETRY_NANOS : wait.toNanos();
     }
 
     /**
@@ -255,7 +253,7 @@ final class SharedRoundTrips {
             } catch (JedisDataException e) {
                 if (!cluster || !RedisFailure.tryAgain(e)) throw e;
                 long now = System.nanoTime();
-                if (attempt == 0) deadline = now + retryNanos;
+                if (attempt == 0) deadline = now + (maxWaitNanos == Long.MAX_VALUE ? DEFAULT_RETRY_NANOS : maxWaitNanos);
                 if (deadline - now <= 0) throw e;
                 LockSupport.parkNanos(this, Math.min(deadline - now, TRY_AGAIN_PAUSE_NANOS << Math.min(attempt, 4)));
             }
