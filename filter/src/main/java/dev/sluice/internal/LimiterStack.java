@@ -13,8 +13,10 @@ import dev.sluice.internal.redis.RedisEngine;
 import dev.sluice.internal.redis.SyncScript;
 import dev.sluice.limiter.Clock;
 import dev.sluice.limiter.RateLimiter;
+import dev.sluice.limiter.Settlement;
 import redis.clients.jedis.UnifiedJedis;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 
@@ -88,9 +90,16 @@ public final class LimiterStack implements AutoCloseable {
         try {
             boolean redisClock = config.clock() == SluiceConfig.ClockSource.REDIS;
             boolean cluster = config.redis().cluster();
-            RedisEngine redis = new RedisEngine(jedis, config.keyPrefix(), redisClock, clock, cluster);
+            RedisEngine redis = new RedisEngine(jedis, config.keyPrefix(), redisClock, clock, cluster, metrics::name,
+                    System::nanoTime, true);
             FailoverLimiter failover = new FailoverLimiter(aroundRedis.apply(redis), local, config.breaker(),
                     config.redis().describe(), metrics, Nodes.of(redis::nodeOf, redis::nodes, cluster));
+            failover.addListener(new FailoverLimiter.Listener() {
+                @Override
+                public void releasesNotSent(List<Settlement> releases) {
+                    redis.releaseLater(releases); // sent once Redis answers, not on the request's thread
+                }
+            });
             RateLimiter top = failover;
             DeniedClientCache cache = null;
             SluiceConfig.DeniedCacheSettings settings = config.deniedCache();

@@ -119,6 +119,13 @@ public final class FailoverLimiter implements RateLimiter {
         /** A Redis node answers again after an outage, or left the topology during one; it may have come back without its data. */
         default void redisRecovered() {
         }
+
+        /**
+         * Releases of concurrency slots Redis holds that were not sent, their node's circuit breaker being
+         * open: for whoever can send them once it answers again (else their slots free when their leases end).
+         */
+        default void releasesNotSent(List<Settlement> releases) {
+        }
     }
 
     FailoverLimiter(RateLimiter redis, RateLimiter local, SluiceConfig.BreakerSettings breaker, String name,
@@ -456,20 +463,28 @@ public final class FailoverLimiter implements RateLimiter {
 
     /**
      * Settles with whoever took: Redis for what Redis decided (not while the breaker of its node is open,
-     * and a failure is only counted, never retried: a give-back lost leaves the client as if the request
-     * had counted, a charge lost as if it had cost what it took, a slot's release lost holds the slot until
-     * its lease ends), the backstop for what the backstop decided.
+     * and a failure is only counted, not retried here: a give-back lost leaves the client as if the request
+     * had counted, a charge lost as if it had cost what it took; a slot's release not sent goes to the
+     * listeners ({@link Listener#releasesNotSent}), one that failed is sent again by the engine), the
+     * backstop for what the backstop decided.
      */
     @Override
     public void settle(List<Settlement> settlements) {
         List<Settlement> toRedis = null;
         List<Settlement> toLocal = null;
+        List<Settlement> notSent = null;
         for (int i = 0, n = settlements.size(); i < n; i++) {
             Settlement s = settlements.get(i);
             Acquisition a = s.acquisition();
             RuleDecision.Source source = s.taken().source();
             if (source == RuleDecision.Source.REDIS) {
-                if (node(a).breaker.state() == CircuitBreaker.State.OPEN) continue; // half open: sent (idempotent, once)
+                if (node(a).breaker.state() == CircuitBreaker.State.OPEN) { // half open: sent (idempotent, once)
+                    if (a.rule().algorithm().isConcurrency()) {
+                        if (notSent == null) notSent = new ArrayList<>(2);
+                        notSent.add(s);
+                    }
+                    continue;
+                }
                 if (toRedis == null) toRedis = new ArrayList<>(n);
                 toRedis.add(s);
             } else if (source == RuleDecision.Source.BACKSTOP) {
@@ -480,6 +495,9 @@ public final class FailoverLimiter implements RateLimiter {
         }
         if (toLocal != null) local.settle(toLocal);
         if (toRedis != null) settleWithRedis(toRedis);
+        if (notSent != null) {
+            for (Listener l : listeners) l.releasesNotSent(notSent);
+        }
     }
 
     private void settleWithRedis(List<Settlement> settlements) {

@@ -33,6 +33,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -66,7 +68,8 @@ import java.util.regex.Pattern;
  * <p><b>Settlements and renewals.</b> What a request settles when complete (give-backs, a slot's
  * release, a charge: {@link #settle}) goes in one call of the same script, each rule in its mode; the
  * leases of concurrency slots are renewed by {@code renew.lua} ({@link #renew}), all those due in one
- * call (one per slot on a Cluster).
+ * call (one per slot on a Cluster). A slot's release Redis did not answer, and the slots a decision
+ * whose call failed may still have taken, are released later ({@link LateReleases}).
  *
  * <p><b>Cluster.</b> Keys of different rules hash to different slots, so with
  * {@code cluster=true} each rule of a request is decided by its own call, in order (one round trip
@@ -123,6 +126,8 @@ public final class RedisEngine implements RateLimiter {
     private final Clock clock;
     private final boolean cluster;
     private final RuleCache<RulePlan> plans;
+    /** Slot releases Redis did not answer when due, and the slots of decisions whose call failed: sent again. */
+    private final LateReleases late;
     /** How far Redis's {@code TIME} was ahead of the instance's clock at the last reply (clock=redis). */
     private volatile long redisAhead;
     private final AtomicLong lastClockWarning = new AtomicLong(Long.MIN_VALUE);
@@ -135,6 +140,18 @@ public final class RedisEngine implements RateLimiter {
      * @param cluster    whether {@code jedis} talks to a Redis Cluster (one call per rule)
      */
     public RedisEngine(UnifiedJedis jedis, String keyPrefix, boolean redisClock, Clock clock, boolean cluster) {
+        this(jedis, keyPrefix, redisClock, clock, cluster, () -> "redis", System::nanoTime, true);
+    }
+
+    /**
+     * @param name       the instance's name, for its thread of late slot releases and their log lines
+     * @param nanoTime   a monotonic clock, for the late releases
+     * @param background whether late releases are sent by a thread of their own; {@code false}: only
+     *                   {@link #releaseLateNow()} sends them (tests)
+     * @see #RedisEngine(UnifiedJedis, String, boolean, Clock, boolean)
+     */
+    public RedisEngine(UnifiedJedis jedis, String keyPrefix, boolean redisClock, Clock clock, boolean cluster,
+                       Supplier<String> name, LongSupplier nanoTime, boolean background) {
         this.jedis = jedis;
         this.roundTrips = new SharedRoundTrips(jedis, cluster);
         this.keyPrefix = keyPrefix;
@@ -142,6 +159,7 @@ public final class RedisEngine implements RateLimiter {
         this.clock = clock;
         this.cluster = cluster;
         this.plans = new RuleCache<>(rule -> new RulePlan(rule, keyPrefix));
+        this.late = new LateReleases(this::releaseNow, name, nanoTime, background);
     }
 
     @Override
@@ -214,6 +232,7 @@ public final class RedisEngine implements RateLimiter {
                 try {
                     decisions.set(i, call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(d), null, at, now).get(0));
                 } catch (LimiterUnavailableException e) {
+                    releaseLater(acquisitions.get(i), d);
                     throw failedAt(i, e, acquisitions, decisions, denied, at, now);
                 }
             }
@@ -230,7 +249,8 @@ public final class RedisEngine implements RateLimiter {
 
     /**
      * The call of acquisition {@code failed} failed: what the acquisitions before {@code upTo} took is
-     * given back (best effort: a give-back that fails too is lost, the request counting), so that the
+     * given back (best effort: a give-back that fails too is lost, the request counting; a slot's release
+     * is sent again later), so that the
      * failure handling can decide the request again without the failed node's rules.
      */
     private PartialFailure failedAt(int failed, LimiterUnavailableException e, List<Acquisition> acquisitions,
@@ -241,6 +261,7 @@ public final class RedisEngine implements RateLimiter {
             try {
                 call(List.of(acquisitions.get(j)), Call.SETTLE, List.of(d), null, at, now);
             } catch (LimiterUnavailableException lost) {
+                releaseLater(acquisitions.get(j), d);
                 e.addSuppressed(lost);
             }
         }
@@ -334,7 +355,15 @@ public final class RedisEngine implements RateLimiter {
         } else {
             args = List.of(request.bytes());
         }
-        ReplyCodec reply = new ReplyCodec(evaluate(keys, args));
+        byte[] replied;
+        try {
+            replied = evaluate(keys, args);
+        } catch (LimiterUnavailableException e) {
+            // the call may still have taken its slots (a reply after redis.timeout): released later, until sure
+            if (slots != null && what == Call.DECIDE) late.add(slotsOf(acquisitions, rulePlans, slots), true);
+            throw e;
+        }
+        ReplyCodec reply = new ReplyCodec(replied);
         long decidedAt = reply.decidedAt();
         if (bounds != null && redisClock) redisAhead = decidedAt - clock.millis(); // for the next calendar call's estimate
         List<RuleDecision> decisions = new ArrayList<>(n);
@@ -377,7 +406,9 @@ public final class RedisEngine implements RateLimiter {
      * Settles each settlement in the script (docs/algorithms.md, "Giving back" and "Settling the cost"):
      * gives back what its decision took, releases a slot, or charges more; each once only, however often
      * the call is sent. In one call for all of them (one per settlement on a Cluster, where their keys
-     * live in different slots). A failure is thrown as for a decision; nothing is retried.
+     * live in different slots). A failure is thrown as for a decision; a give-back or charge is not
+     * retried, a slot's release is: Redis not answering it would hold the slot until its lease ends, so it
+     * is sent again from the thread of late releases ({@link LateReleases}) until Redis answers.
      */
     @Override
     public void settle(List<Settlement> settlements) {
@@ -420,14 +451,89 @@ public final class RedisEngine implements RateLimiter {
             for (int i = 0; i < acquisitions.size(); i++) {
                 try {
                     call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(taken.get(i)), new boolean[]{charges[i]}, at, now());
-                } catch (RuntimeException e) {
+                } catch (LimiterUnavailableException e) {
+                    releaseLater(acquisitions.get(i), taken.get(i));
                     if (failure == null) failure = e; else failure.addSuppressed(e);
                 }
             }
             if (failure != null) throw failure;
         } else {
-            call(acquisitions, Call.SETTLE, taken, charges, at, now());
+            try {
+                call(acquisitions, Call.SETTLE, taken, charges, at, now());
+            } catch (LimiterUnavailableException e) {
+                late.add(Settlement.givingBack(acquisitions, taken), false); // the slots' releases among them, sent again
+                throw e;
+            }
         }
+    }
+
+    /**
+     * Releases concurrency slots later, from the thread of late releases, until Redis answers (each
+     * given up when its lease would have ended): for releases the caller could not send now (the
+     * node's circuit breaker open). Other settlements are ignored.
+     */
+    public void releaseLater(List<Settlement> releases) {
+        late.add(releases, false);
+    }
+
+    /** A settlement Redis did not answer: sent again later if it is a slot's release. */
+    private void releaseLater(Acquisition a, RuleDecision took) {
+        if (a.rule().algorithm().isConcurrency()) late.add(List.of(Settlement.giveBack(a, took)), false);
+    }
+
+    /** Sends the late releases due now, as their thread does at each turn; how many Redis answered (tests). */
+    public int releaseLateNow() {
+        return late.releaseDue();
+    }
+
+    /** Late releases waiting to be sent (tests). */
+    int lateReleases() {
+        return late.pending();
+    }
+
+    /** The releases of the slots a failed decision may have taken under {@code slots}' tokens. */
+    private static List<Settlement> slotsOf(List<Acquisition> acquisitions, RulePlan[] plans, long[] slots) {
+        List<Settlement> releases = new ArrayList<>(2);
+        for (int i = 0; i < plans.length; i++) {
+            if (!plans[i].concurrency) continue;
+            RuleDecision took = new RuleDecision(plans[i].rule, true, 0, 0, 0, 0, 0,
+                    new RuleDecision.Take(0, 0, 0, slots[i]), RuleDecision.Source.REDIS);
+            releases.add(Settlement.giveBack(acquisitions.get(i), took));
+        }
+        return releases;
+    }
+
+    /** Sends slot releases once, for {@link LateReleases}: which Redis answered (one call; one each on a Cluster). */
+    private boolean[] releaseNow(List<Settlement> releases) {
+        int n = releases.size();
+        boolean[] answered = new boolean[n];
+        List<Acquisition> acquisitions = new ArrayList<>(n);
+        List<RuleDecision> taken = new ArrayList<>(n);
+        for (Settlement s : releases) {
+            acquisitions.add(s.acquisition());
+            taken.add(s.taken());
+        }
+        if (!cluster || n == 1) {
+            call(acquisitions, Call.SETTLE, taken, null, null, now());
+            Arrays.fill(answered, true);
+            return answered;
+        }
+        LimiterUnavailableException failure = null;
+        for (int i = 0; i < n; i++) {
+            try {
+                call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(taken.get(i)), null, null, now());
+                answered[i] = true;
+            } catch (LimiterUnavailableException e) {
+                failure = e; // another master's may still be answered
+            }
+        }
+        if (failure != null && !contains(answered, true)) throw failure;
+        return answered;
+    }
+
+    private static boolean contains(boolean[] values, boolean value) {
+        for (boolean v : values) if (v == value) return true;
+        return false;
     }
 
     /**
@@ -538,9 +644,10 @@ public final class RedisEngine implements RateLimiter {
         }
     }
 
-    /** Does not close the client, which the caller owns. */
+    /** Gives up the late releases still waiting (their slots free when their leases end); does not close the client, which the caller owns. */
     @Override
     public void close() {
+        late.close();
     }
 
     /** What a rule sends with every call, encoded once. */
