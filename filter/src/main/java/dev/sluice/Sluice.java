@@ -291,7 +291,7 @@ public final class Sluice implements AutoCloseable {
      * state ends never better than if the request had not happened. Best effort: if Redis cannot be
      * reached, nothing is given back. Call it once per decision: on Redis the same give-back sent
      * again within a minute changes nothing (a resend underneath), but one asked again later is
-     * applied again, and the local engine keeps no such record at all.
+     * applied again, and the local engine and an approximate rule ({@code sync}) keep no such record at all.
      *
      * @param acquisitions the acquisitions to give back, as they were decided
      * @param taken        the {@link RuleDecision} of each, in the same order, from the decision that admitted them

@@ -238,7 +238,7 @@ public final class ApproximateEngine implements AutoCloseable {
                 c.used = true;
                 boolean take = v.allowed(); // alone, a shadow rule that admits takes too
                 if (take) c.take(w, a.cost());
-                return Decision.of(List.of(v.decision(rule, take, RuleDecision.Source.APPROXIMATE)));
+                return Decision.of(List.of(v.decision(rule, take, RuleDecision.Source.APPROXIMATE, take ? tokenOf(c) : 0)));
             } finally {
                 c.unlock();
             }
@@ -314,7 +314,7 @@ public final class ApproximateEngine implements AutoCloseable {
             boolean take = admitted && verdicts[i].allowed(); // a shadow rule that denies takes nothing
             if (take) states[i].take(windows[i], a.cost());
             takenAt[i] = take ? states[i].sequence : NOT_TAKEN;
-            decisions.add(verdicts[i].decision(a.rule(), take, RuleDecision.Source.APPROXIMATE));
+            decisions.add(verdicts[i].decision(a.rule(), take, RuleDecision.Source.APPROXIMATE, take ? tokenOf(states[i]) : 0));
         }
         return new Result(Decision.of(decisions), acquisitions, states, windows, verdicts, takenAt);
     }
@@ -331,6 +331,39 @@ public final class ApproximateEngine implements AutoCloseable {
                 s.unlock();
             }
         }
+    }
+
+    /**
+     * Gives back what an approximate decision of this engine took ({@code taken}, for {@code a}'s client and
+     * cost), after the decision: a request refused past {@code max-held-requests}, or
+     * {@code RateLimiter.settle}'s give-back. As {@link #release} gives back a request's own denial: off this
+     * instance's counts not yet sent, else as a give-back of the take's window sent with the next sync;
+     * nothing when that window is over, or when the client's counts here are gone since (their counts went
+     * to Redis; the fleet keeps counting the take, erring strict). Each call gives back: settle a take once.
+     */
+    public void giveBack(Acquisition a, RuleDecision taken) {
+        RuleDecision.Take take = taken.take();
+        if (take == null || take.token() == 0) return; // not this engine's take
+        Series series = seriesOfRule.get(taken.rule()); // not seriesFor: a give-back never changes the sync interval
+        KeyCounts c = series.clients.get(a.clientKey());
+        if (c == null) return;
+        long w = series.start(take.ms() - 1); // a window take is named by its window's end (Verdict)
+        c.lock();
+        try {
+            if (c.removed || (c.id & 0xFFFFFFFFL) != take.token() >>> 32) return; // another state of the same client
+            long takenAt = c.sequence - ((c.sequence - take.token()) & 0xFFFFFFFFL);
+            c.untake(w, a.cost(), takenAt);
+        } finally {
+            c.unlock();
+        }
+    }
+
+    /**
+     * A take's token ({@link RuleDecision.Take#token}): the low 32 bits of its state's id, then of the state's
+     * sequence when it took; never 0 (ids start at 1). What {@link #giveBack} finds the take again by.
+     */
+    private static long tokenOf(KeyCounts c) {
+        return c.id << 32 | (c.sequence & 0xFFFFFFFFL);
     }
 
     /**

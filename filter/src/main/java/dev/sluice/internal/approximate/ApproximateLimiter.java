@@ -36,7 +36,9 @@ import java.util.List;
  *       in the one call it makes anyway, so it stays atomic.</li>
  * </ul>
  *
- * <p>Nothing is given back for approximate rules ({@code rule.<name>.count} is refused with {@code sync}).
+ * <p>An approximate rule gives back what a caller settles ({@link #settle}: a request refused past
+ * {@code max-held-requests}, {@code Sluice.giveBack}) on this instance's counts; {@code rule.<name>.count} is
+ * refused with {@code sync}.
  */
 public final class ApproximateLimiter implements RateLimiter {
 
@@ -146,7 +148,8 @@ public final class ApproximateLimiter implements RateLimiter {
     }
 
     /**
-     * Approximate rules settle nothing (see the class comment: nor do they take actual costs); the others
+     * An approximate rule's give-back is made on this instance's counts ({@link ApproximateEngine#giveBack});
+     * approximate rules take no actual costs (see the class comment), so a charge of one is ignored. The others
      * settle on the exact path.
      */
     @Override
@@ -154,7 +157,10 @@ public final class ApproximateLimiter implements RateLimiter {
         List<Settlement> exactly = null;
         for (int i = 0, n = settlements.size(); i < n; i++) {
             Settlement s = settlements.get(i);
-            if (s.taken().source() == RuleDecision.Source.APPROXIMATE) continue;
+            if (s.taken().source() == RuleDecision.Source.APPROXIMATE) {
+                if (!s.charge()) engine.giveBack(s.acquisition(), s.taken());
+                continue;
+            }
             if (exactly == null) exactly = new ArrayList<>(n);
             exactly.add(s);
         }

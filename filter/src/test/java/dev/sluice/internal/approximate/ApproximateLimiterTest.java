@@ -167,7 +167,7 @@ class ApproximateLimiterTest {
     }
 
     @Test
-    void giveBackSkipsApproximateRulesAndPassesTheOthersOn() {
+    void giveBackOfAnApproximateRuleIsMadeHereAndTheOthersPassOn() {
         List<Acquisition> both = request(APPROX, EXACT);
         Decision d = limiter.decide(both);
         List<Acquisition> passed = new ArrayList<>();
@@ -184,6 +184,69 @@ class ApproximateLimiterTest {
         }, failover, engine);
         l.giveBack(both, d.rules());
         assertThat(passed).containsExactly(both.get(1));
+        assertThat(admittedOf(3, APPROX)).as("the approximate rule's 3 again").isEqualTo(3);
+    }
+
+    /** How many of {@code n} requests of {@code rule} alone are admitted. */
+    private int admittedOf(int n, Rule rule) {
+        int admitted = 0;
+        for (int i = 0; i < n + 1; i++) {
+            if (limiter.decide(request(rule)).allowed()) admitted++;
+        }
+        return admitted;
+    }
+
+    private static final String APPROX_KEY = "t:{api:" + CLIENT.value() + "}";
+
+    /**
+     * A request refused past max-held-requests gives back what it took: an approximate rule's take, not yet
+     * synced, comes off this instance's count, so the fleet never hears of it.
+     */
+    @Test
+    void anApproximateTakeGivenBackBeforeTheSyncIsNeverSent() {
+        Decision first = limiter.decide(request(APPROX));
+        limiter.decide(request(APPROX));
+        limiter.decide(request(APPROX));
+        assertThat(limiter.decide(request(APPROX)).allowed()).isFalse();
+        limiter.giveBack(request(APPROX), first.rules());
+        assertThat(limiter.decide(request(APPROX)).allowed()).as("given back: room for one").isTrue();
+        assertThat(limiter.decide(request(APPROX)).allowed()).isFalse();
+        engine.sync();
+        assertThat(counts.count(APPROX_KEY, clock.millis())).as("3 admitted, one given back, one more admitted").isEqualTo(3);
+    }
+
+    @Test
+    void anApproximateTakeGivenBackAfterTheSyncIsSentAsAGiveBackOfItsWindow() {
+        Decision first = limiter.decide(request(APPROX));
+        limiter.decide(request(APPROX));
+        engine.sync();
+        assertThat(counts.count(APPROX_KEY, clock.millis())).isEqualTo(2);
+        limiter.giveBack(request(APPROX), first.rules());
+        engine.sync();
+        assertThat(counts.count(APPROX_KEY, clock.millis())).as("the fleet's count, given back").isEqualTo(1);
+        assertThat(admittedOf(3, APPROX)).isEqualTo(2);
+    }
+
+    @Test
+    void anApproximateTakeGivenBackAfterItsWindowGivesNothingToTheNext() {
+        Decision first = limiter.decide(request(APPROX));
+        engine.sync();
+        clock.advance(Duration.ofMinutes(1).toMillis());
+        for (int i = 0; i < 3; i++) assertThat(limiter.decide(request(APPROX)).allowed()).isTrue();
+        limiter.giveBack(request(APPROX), first.rules());
+        assertThat(limiter.decide(request(APPROX)).allowed()).as("the next window's count is its own").isFalse();
+        engine.sync();
+        assertThat(counts.count(APPROX_KEY, clock.millis())).isEqualTo(3);
+    }
+
+    @Test
+    void anApproximateTakeOfCountsResetSinceGivesNothingBack() {
+        Decision before = limiter.decide(request(APPROX));
+        engine.sync();
+        limiter.reset(APPROX, CLIENT); // an operator's reset: this instance's counts of the client are forgotten
+        for (int i = 0; i < 3; i++) assertThat(limiter.decide(request(APPROX)).allowed()).isTrue();
+        limiter.giveBack(request(APPROX), before.rules());
+        assertThat(limiter.decide(request(APPROX)).allowed()).as("a take of the counts before the reset").isFalse();
     }
 
     /**
