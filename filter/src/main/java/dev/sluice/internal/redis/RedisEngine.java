@@ -29,6 +29,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -473,12 +474,16 @@ public final class RedisEngine implements RateLimiter {
      * node's circuit breaker open). Other settlements are ignored.
      */
     public void releaseLater(List<Settlement> releases) {
-        late.add(releases, false);
+        List<Settlement> redis = new ArrayList<>(releases.size());
+        for (Settlement s : releases) {
+            if (s.taken().source() == RuleDecision.Source.REDIS) redis.add(s); // a slot of this engine's
+        }
+        late.add(redis, false);
     }
 
     /** A settlement Redis did not answer: sent again later if it is a slot's release. */
     private void releaseLater(Acquisition a, RuleDecision took) {
-        if (a.rule().algorithm().isConcurrency()) late.add(List.of(Settlement.giveBack(a, took)), false);
+        if (took.rule().algorithm().isConcurrency()) late.add(List.of(Settlement.giveBack(a, took)), false);
     }
 
     /** Sends the late releases due now, as their thread does at each turn; how many Redis answered (tests). */
@@ -519,12 +524,16 @@ public final class RedisEngine implements RateLimiter {
             return answered;
         }
         LimiterUnavailableException failure = null;
+        Set<Object> away = new HashSet<>(); // a master that failed one is not asked again this round: each would wait
         for (int i = 0; i < n; i++) {
+            Object node = nodeOf(acquisitions.get(i));
+            if (node != null && away.contains(node)) continue;
             try {
                 call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(taken.get(i)), null, null, now());
                 answered[i] = true;
             } catch (LimiterUnavailableException e) {
                 failure = e; // another master's may still be answered
+                if (node != null) away.add(node);
             }
         }
         if (failure != null && !contains(answered, true)) throw failure;

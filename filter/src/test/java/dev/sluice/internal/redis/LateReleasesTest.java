@@ -100,6 +100,62 @@ class LateReleasesTest {
         assertThat(late.pending()).isZero();
     }
 
+    /** Redis stalled for longer than a lease runs the take when it resumes: its release waits for Redis's answer. */
+    @Test
+    void aSlotADecisionMayHaveTakenWaitsForRedisPastItsLeaseAndIsReleasedTwiceEvenOnAOneSecondLease() {
+        Rule short1s = Rule.builder("short").algorithm(Algorithm.CONCURRENCY).limit(1).lease(Duration.ofSeconds(1)).build();
+        redis = tokens -> {
+            throw new LimiterUnavailableException("Redis stalled", null, true);
+        };
+        late.add(List.of(release(short1s, 7)), true);
+        for (int s = 0; s < 9; s++) {
+            assertThat(sentNow()).as("second %d of Redis's stall", s).containsExactly(7L);
+            advanceMillis(1_000);
+        }
+        redis = tokens -> all(tokens.size());
+        assertThat(sentNow()).as("Redis answers at last").containsExactly(7L);
+        advanceMillis(1_000);
+        assertThat(sentNow()).as("the second release, though the lease is a second").containsExactly(7L);
+        assertThat(late.pending()).isZero();
+    }
+
+    @Test
+    void aSlotADecisionMayHaveTakenIsGivenUpAfterTenLeasesWithoutAnAnswer() {
+        redis = tokens -> {
+            throw new LimiterUnavailableException("Redis away", null, true);
+        };
+        late.add(List.of(release(EXPORTS, 7)), true);
+        advanceMillis(LateReleases.UNCERTAIN_LEASES * 9_000 - 1);
+        assertThat(sentNow()).containsExactly(7L);
+        advanceMillis(1);
+        assertThat(sentNow()).isEmpty();
+        assertThat(late.pending()).isZero();
+    }
+
+    @Test
+    void theThreadSendsByItselfAndStartsAgainForReleasesAfterItEnded() throws InterruptedException {
+        java.util.concurrent.BlockingQueue<Long> sent = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger(1);
+        try (LateReleases threaded = new LateReleases(releases -> {
+            releases.forEach(r -> sent.add(r.taken().take().token()));
+            if (failures.getAndDecrement() > 0) throw new LimiterUnavailableException("Redis away", null, true);
+            return all(releases.size());
+        }, () -> "test", System::nanoTime, true)) {
+            threaded.add(List.of(release(EXPORTS, 7)), false);
+            assertThat(sent.poll(5, TimeUnit.SECONDS)).isEqualTo(7L);
+            assertThat(sent.poll(5, TimeUnit.SECONDS)).as("again, a second later").isEqualTo(7L);
+            dev.sluice.testing.Poll.until(Duration.ofSeconds(5), "the release answered",
+                    () -> threaded.pending() == 0 && !threadRunning());
+            threaded.add(List.of(release(EXPORTS, 8)), false);
+            assertThat(sent.poll(5, TimeUnit.SECONDS)).as("a new thread for a new release").isEqualTo(8L);
+        }
+        dev.sluice.testing.Poll.until(Duration.ofSeconds(5), "the thread gone after close", () -> !threadRunning());
+    }
+
+    private static boolean threadRunning() {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals("sluice-releases-test"));
+    }
+
     @Test
     void aReleaseIsGivenUpWhenItsSlotsLeaseHasEndedByItself() {
         redis = tokens -> {
