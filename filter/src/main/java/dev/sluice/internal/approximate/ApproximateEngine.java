@@ -347,7 +347,9 @@ public final class ApproximateEngine implements AutoCloseable {
         Series series = seriesOfRule.get(taken.rule()); // not seriesFor: a give-back never changes the sync interval
         KeyCounts c = series.clients.get(a.clientKey());
         if (c == null) return;
-        long w = series.start(take.ms() - 1); // a window take is named by its window's end (Verdict)
+        // a take is named by the end of the window it counted in (Verdict): an aligned window's is w + windowMs, even
+        // where w is off the grid (the fleet's count of a window of another length, that the client counts on in)
+        long w = series.calendar == null ? take.ms() - series.windowMs : series.start(take.ms() - 1);
         c.lock();
         try {
             if (c.removed || (c.id & 0xFFFFFFFFL) != take.token() >>> 32) return; // another state of the same client
@@ -360,7 +362,8 @@ public final class ApproximateEngine implements AutoCloseable {
 
     /**
      * A take's token ({@link RuleDecision.Take#token}): the low 32 bits of its state's id, then of the state's
-     * sequence when it took; never 0 (ids start at 1). What {@link #giveBack} finds the take again by.
+     * sequence when it took: what {@link #giveBack} finds the take again by. 0 (read as no take of this engine's,
+     * its give-back ignored, erring strict) only for a state whose id is a multiple of 2^32.
      */
     private static long tokenOf(KeyCounts c) {
         return c.id << 32 | (c.sequence & 0xFFFFFFFFL);

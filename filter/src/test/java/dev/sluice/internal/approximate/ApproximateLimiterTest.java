@@ -239,6 +239,33 @@ class ApproximateLimiterTest {
         assertThat(counts.count(APPROX_KEY, clock.millis())).isEqualTo(3);
     }
 
+    /**
+     * A client whose window got shorter counts on in the fleet's count of the longer window until it ends
+     * (off the shorter window's grid): a take there given back after that count ended gives nothing to
+     * the aligned window that followed, which never held it.
+     */
+    @Test
+    void anApproximateTakeInACountOfAnotherWindowLengthGivesNothingToTheWindowAfterIt() {
+        Rule longer = Rule.builder("api").algorithm(Algorithm.FIXED_WINDOW).limit(3).window(Duration.ofSeconds(90))
+                .sync(Duration.ofMillis(100)).build();
+        Rule shorter = Rule.builder("api").algorithm(Algorithm.FIXED_WINDOW).limit(3).window(Duration.ofSeconds(60))
+                .sync(Duration.ofMillis(100)).build();
+        long b = Math.floorDiv(clock.millis(), 180_000) * 180_000 + 180_000; // a start of both lengths' windows
+        clock.set(b + 1_000);
+        assertThat(limiter.decide(request(longer)).allowed()).isTrue();
+        engine.sync(); // the fleet's count ends at b + 90 s
+        limiter.decide(request(shorter)); // the plan of 60 s: counts on in the count that runs until b + 90 s
+        engine.sync();
+        clock.set(b + 10_000);
+        Decision x = limiter.decide(request(shorter));
+        assertThat(x.allowed()).isTrue();
+        assertThat(x.rules().get(0).take().ms()).as("counted in the count that ends at b + 90 s").isEqualTo(b + 90_000);
+        clock.set(b + 95_000);
+        for (int i = 0; i < 3; i++) assertThat(limiter.decide(request(shorter)).allowed()).isTrue();
+        limiter.giveBack(request(shorter), x.rules());
+        assertThat(limiter.decide(request(shorter)).allowed()).as("the window from b + 60 s holds 3 of its own").isFalse();
+    }
+
     @Test
     void anApproximateTakeOfCountsResetSinceGivesNothingBack() {
         Decision before = limiter.decide(request(APPROX));
