@@ -33,18 +33,7 @@ class RateLimitFilterHeldRequestsTest {
             filter.doFilter(FakeServlet.get("/x", "192.0.2.1"), FakeServlet.response(new HashMap<>()), chain);
             assertThat(chain.passed).as("the first request's slot is now").isEqualTo(1);
 
-            Map<String, String> heldAnswer = new HashMap<>();
-            parked = new Thread(() -> {
-                try {
-                    filter.doFilter(FakeServlet.get("/x", "192.0.2.1"), FakeServlet.response(heldAnswer), new CountingChain());
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
-            parked.start();
-            Thread waiting = parked;
-            Poll.until(Duration.ofSeconds(5), "the second request to be parked for its slot",
-                    () -> waiting.getState() == Thread.State.TIMED_WAITING);
+            parked = parkSecondRequest(filter);
 
             Map<String, String> third = new HashMap<>();
             long start = System.nanoTime();
@@ -68,6 +57,21 @@ class RateLimitFilterHeldRequestsTest {
         }
     }
 
+    /** A request of the client the leaky bucket holds for its drain slot, on a thread of its own, once parked. */
+    private static Thread parkSecondRequest(RateLimitFilter filter) {
+        Thread parked = new Thread(() -> {
+            try {
+                filter.doFilter(FakeServlet.get("/x", "192.0.2.1"), FakeServlet.response(new HashMap<>()), new CountingChain());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        parked.start();
+        Poll.until(Duration.ofSeconds(5), "the second request to be parked for its slot",
+                () -> parked.getState() == Thread.State.TIMED_WAITING);
+        return parked;
+    }
+
     /**
      * On Redis, with an approximate rule ({@code sync}) beside the leaky bucket: a request refused past the
      * cap gives back what the approximate rule counted on the instance too, as it does the bucket's slot.
@@ -86,17 +90,7 @@ class RateLimitFilterHeldRequestsTest {
             CountingChain chain = new CountingChain();
             filter.doFilter(FakeServlet.get("/x", "192.0.2.1"), FakeServlet.response(new HashMap<>()), chain);
             assertThat(chain.passed).isEqualTo(1);
-            parked = new Thread(() -> {
-                try {
-                    filter.doFilter(FakeServlet.get("/x", "192.0.2.1"), FakeServlet.response(new HashMap<>()), new CountingChain());
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
-            parked.start();
-            Thread waiting = parked;
-            Poll.until(Duration.ofSeconds(5), "the second request to be parked for its slot",
-                    () -> waiting.getState() == Thread.State.TIMED_WAITING);
+            parked = parkSecondRequest(filter);
             for (int i = 0; i < 3; i++) {
                 Map<String, String> refused = new HashMap<>();
                 filter.doFilter(FakeServlet.get("/x", "192.0.2.1"), FakeServlet.response(refused), chain);
