@@ -5,6 +5,7 @@ import dev.sluice.key.ClientKey;
 import dev.sluice.limiter.Algorithm;
 import dev.sluice.limiter.Rule;
 import dev.sluice.limiter.RuleDecision;
+import dev.sluice.testing.Poll;
 import dev.sluice.testing.RedisProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -99,6 +100,7 @@ class SlotReleasesIT {
         events.expect("zadd"); // the take landed, after its caller gave up on it
         events.expect("zrem");
         assertThat(held()).isZero();
+        releasedLate(1);
         Lease again = sluice.tryAcquireSlot("exports", ACME);
         assertThat(source(again)).isEqualTo(RuleDecision.Source.REDIS);
         assertThat(again.allowed()).as("the client's one slot is free again").isTrue();
@@ -116,6 +118,7 @@ class SlotReleasesIT {
         assertThat(held()).as("read while the release is lost").isOne();
         events.expect("zrem");
         assertThat(held()).isZero();
+        releasedLate(1);
     }
 
     @Test
@@ -132,6 +135,13 @@ class SlotReleasesIT {
         events.expect("zrem");
         assertThat(held()).isZero();
         assertThat(sluice.metrics().getBreakerState()).as("released with the breaker still open").isEqualTo("OPEN");
+        releasedLate(1);
+    }
+
+    /** {@code SlotsReleasedLate} reaches {@code count}: it counts a release once Redis has answered it as often as it must. */
+    private void releasedLate(long count) {
+        Poll.until(RELEASED_WITHIN, "SlotsReleasedLate = " + count, () -> sluice.metrics().getSlotsReleasedLate() >= count);
+        assertThat(sluice.metrics().getSlotsReleasedLate()).isEqualTo(count);
     }
 
     /** The slot key's keyspace events, in order. */

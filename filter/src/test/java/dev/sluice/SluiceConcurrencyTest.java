@@ -174,6 +174,7 @@ class SluiceConcurrencyTest {
             assertThat(held.allowed()).isTrue();
             assertThat(registry.get("sluice.slots.held").gauge().value()).isEqualTo(1.0);
             assertThat(registry.get("sluice.leases.lost").functionCounter().count()).isZero();
+            assertThat(registry.get("sluice.slots.released.late").functionCounter().count()).isZero();
             assertThat(registry.get("sluice.decisions").tag("rule", "exports").tag("outcome", "allowed")
                     .functionCounter().count()).isEqualTo(1.0);
         }

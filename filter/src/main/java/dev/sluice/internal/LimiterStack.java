@@ -94,6 +94,7 @@ public final class LimiterStack implements AutoCloseable {
                     System::nanoTime, true);
             FailoverLimiter failover = new FailoverLimiter(aroundRedis.apply(redis), local, config.breaker(),
                     config.redis().describe(), metrics, Nodes.of(redis::nodeOf, redis::nodes, cluster));
+            metrics.slotsReleasedLate(redis::slotsReleasedLate);
             failover.addListener(new FailoverLimiter.Listener() {
                 @Override
                 public void releasesNotSent(List<Settlement> releases) {

@@ -97,6 +97,13 @@ public interface RateLimiterMXBean {
     long getLeasesLost();
 
     /**
+     * Concurrency slots released late: Redis did not answer their release when it was due (an outage, a
+     * stall, the node's breaker open), or a decision that may have taken them failed, and answered when it
+     * was sent again (each second, until the slot's lease would have ended).
+     */
+    long getSlotsReleasedLate();
+
+    /**
      * Operation: forgets every denial the denied-client cache remembers, so that every client's next
      * request is decided by Redis. Returns how many were forgotten.
      */

@@ -226,6 +226,8 @@ final class MicrometerMeters implements MeterBinding {
                 .description("Concurrency slots held now by this instance's requests in flight").register(registry));
         counter("sluice.leases.lost", tags, SluiceMetrics::leasesLost,
                 "Concurrency slots whose lease ended before this instance renewed it");
+        counter("sluice.slots.released.late", tags, SluiceMetrics::slotsReleasedLate,
+                "Concurrency slots released late: Redis answered their release only when it was sent again");
         timers = byOrdinal;
         breakersChanged();
     }

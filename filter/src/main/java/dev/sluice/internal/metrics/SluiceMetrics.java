@@ -84,6 +84,7 @@ public final class SluiceMetrics {
     private volatile IntSupplier deniedCacheSize = () -> 0;
     private volatile IntSupplier slotsHeld = () -> 0;
     private volatile LongSupplier leasesLost = () -> 0;
+    private volatile LongSupplier slotsReleasedLate = () -> 0;
     private volatile Operations operations = Operations.NONE;
     private final InstanceView view = new InstanceView();
     final LatencyHistogram latency = new LatencyHistogram(LATENCY_WINDOW_NANOS);
@@ -411,6 +412,15 @@ public final class SluiceMetrics {
         return leasesLost.getAsLong();
     }
 
+    /** How many concurrency slots were released late: Redis answered their release only when it was sent again. */
+    public void slotsReleasedLate(LongSupplier released) {
+        this.slotsReleasedLate = released;
+    }
+
+    long slotsReleasedLate() {
+        return slotsReleasedLate.getAsLong();
+    }
+
     /** How many denials the denied-client cache holds now. */
     public void deniedCache(IntSupplier size) {
         this.deniedCacheSize = size;
@@ -513,6 +523,7 @@ public final class SluiceMetrics {
         @Override public long getHeldRefused() { return heldRefused.sum(); }
         @Override public int getSlotsHeld() { return slotsHeld(); }
         @Override public long getLeasesLost() { return leasesLost(); }
+        @Override public long getSlotsReleasedLate() { return slotsReleasedLate(); }
         @Override public int clearDeniedCache() { return operations.clearDeniedCache(); }
         @Override public String resetClient(String rule, String clientKey) { return operations.resetClient(rule, clientKey); }
         @Override public String reload() { return operations.reload(); }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -66,6 +67,8 @@ final class LateReleases implements AutoCloseable {
     /** In the order they came; identity equality. Guarded by lock. */
     private final Set<Pending> pending = new LinkedHashSet<>();
     private final AtomicLong lastDropLog = new AtomicLong(Long.MIN_VALUE);
+    /** Releases Redis answered here (each counted once, when done). */
+    private final LongAdder released = new LongAdder();
     /** One round at a time (the thread's, or a test's). */
     private final Object rounds = new Object();
     private Thread worker; // guarded by lock
@@ -199,6 +202,7 @@ final class LateReleases implements AutoCloseable {
                         answered++;
                         if (--p.answersNeeded == 0) {
                             pending.remove(p);
+                            released.increment();
                         } else {
                             p.endsAt = p.dueAt + p.leaseNanos; // its take landed by the next answer, its lease from then
                         }
@@ -216,6 +220,11 @@ final class LateReleases implements AutoCloseable {
         synchronized (lock) {
             for (Pending p : notSent) p.dueAt = at + AGAIN_NANOS;
         }
+    }
+
+    /** Slot releases sent again here until Redis answered them, since start. */
+    long released() {
+        return released.sum();
     }
 
     /** Releases waiting now. */

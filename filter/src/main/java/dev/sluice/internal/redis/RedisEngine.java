@@ -491,6 +491,11 @@ public final class RedisEngine implements RateLimiter {
         return late.releaseDue();
     }
 
+    /** Concurrency slots released late ({@link LateReleases}) since start: Redis answered their release when sent again. */
+    public long slotsReleasedLate() {
+        return late.released();
+    }
+
     /** Late releases waiting to be sent (tests). */
     int lateReleases() {
         return late.pending();
