@@ -90,8 +90,7 @@ public final class LimiterStack implements AutoCloseable {
         try {
             boolean redisClock = config.clock() == SluiceConfig.ClockSource.REDIS;
             boolean cluster = config.redis().cluster();
-            RedisEngine redis = new RedisEngine(jedis, config.keyPrefix(), redisClock, clock, cluster, metrics::name,
-                    System::nanoTime, true);
+            RedisEngine redis = new RedisEngine(jedis, config.keyPrefix(), redisClock, clock, cluster, metrics::name);
             FailoverLimiter failover = new FailoverLimiter(aroundRedis.apply(redis), local, config.breaker(),
                     config.redis().describe(), metrics, Nodes.of(redis::nodeOf, redis::nodes, cluster));
             metrics.slotsReleasedLate(redis::slotsReleasedLate);

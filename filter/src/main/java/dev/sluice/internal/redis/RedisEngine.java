@@ -34,7 +34,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -141,18 +140,15 @@ public final class RedisEngine implements RateLimiter {
      * @param cluster    whether {@code jedis} talks to a Redis Cluster (one call per rule)
      */
     public RedisEngine(UnifiedJedis jedis, String keyPrefix, boolean redisClock, Clock clock, boolean cluster) {
-        this(jedis, keyPrefix, redisClock, clock, cluster, () -> "redis", System::nanoTime, true);
+        this(jedis, keyPrefix, redisClock, clock, cluster, () -> "redis");
     }
 
     /**
-     * @param name       the instance's name, for its thread of late slot releases and their log lines
-     * @param nanoTime   a monotonic clock, for the late releases
-     * @param background whether late releases are sent by a thread of their own; {@code false}: only
-     *                   {@link #releaseLateNow()} sends them (tests)
+     * @param name the instance's name, for its thread of late slot releases ({@link LateReleases}) and their log lines
      * @see #RedisEngine(UnifiedJedis, String, boolean, Clock, boolean)
      */
     public RedisEngine(UnifiedJedis jedis, String keyPrefix, boolean redisClock, Clock clock, boolean cluster,
-                       Supplier<String> name, LongSupplier nanoTime, boolean background) {
+                       Supplier<String> name) {
         this.jedis = jedis;
         this.roundTrips = new SharedRoundTrips(jedis, cluster);
         this.keyPrefix = keyPrefix;
@@ -160,7 +156,7 @@ public final class RedisEngine implements RateLimiter {
         this.clock = clock;
         this.cluster = cluster;
         this.plans = new RuleCache<>(rule -> new RulePlan(rule, keyPrefix));
-        this.late = new LateReleases(this::releaseNow, name, nanoTime, background);
+        this.late = new LateReleases(this::releaseNow, name, System::nanoTime, true);
     }
 
     @Override
@@ -452,7 +448,7 @@ public final class RedisEngine implements RateLimiter {
             for (int i = 0; i < acquisitions.size(); i++) {
                 try {
                     call(List.of(acquisitions.get(i)), Call.SETTLE, List.of(taken.get(i)), new boolean[]{charges[i]}, at, now());
-                } catch (LimiterUnavailableException e) {
+                } catch (RuntimeException e) {
                     releaseLater(acquisitions.get(i), taken.get(i));
                     if (failure == null) failure = e; else failure.addSuppressed(e);
                 }
@@ -486,19 +482,9 @@ public final class RedisEngine implements RateLimiter {
         if (took.rule().algorithm().isConcurrency()) late.add(List.of(Settlement.giveBack(a, took)), false);
     }
 
-    /** Sends the late releases due now, as their thread does at each turn; how many Redis answered (tests). */
-    public int releaseLateNow() {
-        return late.releaseDue();
-    }
-
     /** Concurrency slots released late ({@link LateReleases}) since start: Redis answered their release when sent again. */
     public long slotsReleasedLate() {
         return late.released();
-    }
-
-    /** Late releases waiting to be sent (tests). */
-    int lateReleases() {
-        return late.pending();
     }
 
     /** The releases of the slots a failed decision may have taken under {@code slots}' tokens. */
