@@ -50,7 +50,9 @@ class LimiterStackTest {
     }
 
     private static LimiterStack stack(ScriptedRedis redis) {
-        SluiceConfig config = SluiceConfig.builder().rule(API).rule(FLOOD).redisUrl("redis://127.0.0.1:1").build();
+        // the breaker stays open for a minute once open: no probe, whatever time the test's loop takes on a busy machine
+        SluiceConfig config = SluiceConfig.builder().rule(API).rule(FLOOD).redisUrl("redis://127.0.0.1:1")
+                .breakerOpenBase(Duration.ofMinutes(1)).breakerOpenMax(Duration.ofMinutes(1)).build();
         return LimiterStack.build(config, Clock.SYSTEM, null, new SluiceMetrics(), engine -> redis);
     }
 
