@@ -344,8 +344,9 @@ public final class ApproximateEngine implements AutoCloseable {
     public void giveBack(Acquisition a, RuleDecision taken) {
         RuleDecision.Take take = taken.take();
         if (take == null || take.token() == 0) return; // not this engine's take
-        Series series = seriesOfRule.get(taken.rule()); // not seriesFor: a give-back never changes the sync interval
-        KeyCounts c = series.clients.get(a.clientKey());
+        // looked up as reset does: a give-back never makes a series, nor changes its sync interval
+        Series series = this.series.get(SeriesId.of(taken.rule()));
+        KeyCounts c = series == null ? null : series.clients.get(a.clientKey());
         if (c == null) return;
         // a take is named by the end of the window it counted in (Verdict): an aligned window's is w + windowMs, even
         // where w is off the grid (the fleet's count of a window of another length, that the client counts on in)
