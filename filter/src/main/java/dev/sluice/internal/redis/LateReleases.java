@@ -69,8 +69,6 @@ final class LateReleases implements AutoCloseable {
     private final AtomicLong lastDropLog = new AtomicLong(Long.MIN_VALUE);
     /** Releases Redis answered here (each counted once, when done). */
     private final LongAdder released = new LongAdder();
-    /** One round at a time (the thread's, or a test's). */
-    private final Object rounds = new Object();
     private Thread worker; // guarded by lock
     private boolean closed; // guarded by lock
 
@@ -159,59 +157,58 @@ final class LateReleases implements AutoCloseable {
 
     /**
      * Sends every release due, in calls of at most {@link #MAX_PER_CALL}, and gives up those whose
-     * lease has ended: what the thread does at each turn. After a call Redis did not answer, the rest
+     * lease has ended: what the thread does at each turn (one thread at a time: a new one starts only once
+     * the last has left), or a test on an instance without one. After a call Redis did not answer, the rest
      * wait for the next turn.
      *
      * @return how many releases Redis answered
      */
     int releaseDue() {
-        synchronized (rounds) {
-            long now = nanoTime.getAsLong();
-            List<Pending> due = new ArrayList<>();
-            synchronized (lock) {
-                for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
-                    Pending p = it.next();
-                    if (p.ended(now)) {
-                        it.remove(); // its slot has ended by itself
-                    } else if (now - p.dueAt >= 0) {
-                        p.dueAt = now + AGAIN_NANOS; // sent now: not again before a second, whatever this round meets
-                        due.add(p);
-                    }
+        long now = nanoTime.getAsLong();
+        List<Pending> due = new ArrayList<>();
+        synchronized (lock) {
+            for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
+                Pending p = it.next();
+                if (p.ended(now)) {
+                    it.remove(); // its slot has ended by itself
+                } else if (now - p.dueAt >= 0) {
+                    p.dueAt = now + AGAIN_NANOS; // sent now: not again before a second, whatever this round meets
+                    due.add(p);
                 }
             }
-            int answered = 0;
-            for (int from = 0; from < due.size(); from += MAX_PER_CALL) {
-                List<Pending> part = due.subList(from, Math.min(due.size(), from + MAX_PER_CALL));
-                List<Settlement> releases = new ArrayList<>(part.size());
-                for (Pending p : part) releases.add(p.release);
-                boolean[] reached;
-                try {
-                    reached = sender.send(releases);
-                } catch (RuntimeException e) {
-                    log.debug("Sluice [{}]: releasing {} concurrency slots failed again (tried each second until their"
-                            + " leases end): {}", name.get(), due.size() - from, e.getMessage());
-                    again(due.subList(from, due.size())); // Redis is away: the rest wait a second
-                    break;
-                }
-                long at = nanoTime.getAsLong();
-                synchronized (lock) {
-                    for (int j = 0; j < part.size(); j++) {
-                        Pending p = part.get(j);
-                        p.dueAt = at + AGAIN_NANOS;
-                        if (!reached[j]) continue;
-                        answered++;
-                        if (--p.answersNeeded == 0) {
-                            pending.remove(p);
-                            released.increment();
-                        } else {
-                            p.endsAt = p.dueAt + p.leaseNanos; // its take landed by the next answer, its lease from then
-                        }
-                    }
-                    if (closed) break;
-                }
-            }
-            return answered;
         }
+        int answered = 0;
+        for (int from = 0; from < due.size(); from += MAX_PER_CALL) {
+            List<Pending> part = due.subList(from, Math.min(due.size(), from + MAX_PER_CALL));
+            List<Settlement> releases = new ArrayList<>(part.size());
+            for (Pending p : part) releases.add(p.release);
+            boolean[] reached;
+            try {
+                reached = sender.send(releases);
+            } catch (RuntimeException e) {
+                log.debug("Sluice [{}]: releasing {} concurrency slots failed again (tried each second until their"
+                        + " leases end): {}", name.get(), due.size() - from, e.getMessage());
+                again(due.subList(from, due.size())); // Redis is away: the rest wait a second
+                break;
+            }
+            long at = nanoTime.getAsLong();
+            synchronized (lock) {
+                for (int j = 0; j < part.size(); j++) {
+                    Pending p = part.get(j);
+                    p.dueAt = at + AGAIN_NANOS;
+                    if (!reached[j]) continue;
+                    answered++;
+                    if (--p.answersNeeded == 0) {
+                        pending.remove(p);
+                        released.increment();
+                    } else {
+                        p.endsAt = p.dueAt + p.leaseNanos; // its take landed by the next answer, its lease from then
+                    }
+                }
+                if (closed) break;
+            }
+        }
+        return answered;
     }
 
     /** Not before a second from now (a failed call may have taken long). */

@@ -458,7 +458,7 @@ public final class RedisEngine implements RateLimiter {
             try {
                 call(acquisitions, Call.SETTLE, taken, charges, at, now());
             } catch (LimiterUnavailableException e) {
-                late.add(Settlement.givingBack(acquisitions, taken), false); // the slots' releases among them, sent again
+                for (int i = 0; i < acquisitions.size(); i++) releaseLater(acquisitions.get(i), taken.get(i));
                 throw e;
             }
         }
